@@ -1,0 +1,32 @@
+# The two commands of the README: `make book` (the main job) and `make test`.
+# Both create .venv and install the package with the extras they need.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SHARED_DATA := $(abspath ../shared/data)
+export DKM_DATA_HOME ?= $(SHARED_DATA)
+export PYTHONHASHSEED := 0
+export TF_CPP_MIN_LOG_LEVEL := 2
+
+.PHONY: book test venv clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# A stamp per extra: reinstall only when pyproject.toml changes.
+$(VENV)/.installed-%: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[$*]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null 2>&1 || true
+	touch $@
+
+venv: $(VENV)/.installed-test $(VENV)/.installed-book
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q
+
+book: $(VENV)/.installed-book
+	$(BIN)/jupyter-book build . -W --keep-going
+
+clean:
+	rm -rf _build .pytest_cache

@@ -1,0 +1,27 @@
+"""Shared pytest configuration: the data directory, thread pinning and seeds."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = (REPO_ROOT.parent / "shared" / "data").resolve()
+
+# Tests read the real datasets from ../shared/data unless told otherwise.
+os.environ.setdefault("DKM_DATA_HOME", str(SHARED_DATA))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def _data_home() -> Path:
+    return Path(os.environ["DKM_DATA_HOME"])
+
+
+@pytest.fixture(scope="session")
+def data_home() -> Path:
+    """The directory holding the real datasets; skip when it is absent."""
+    home = _data_home()
+    if not home.is_dir():
+        pytest.skip(f"real datasets not found: DKM_DATA_HOME={home} is not a directory")
+    return home
