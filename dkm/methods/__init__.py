@@ -1,0 +1,1 @@
+"""The methods of the paper, each a small piece on the shared autoencoder and loop."""

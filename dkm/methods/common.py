@@ -1,0 +1,116 @@
+"""What every method shares: its configuration of the loop and its result."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import tensorflow as tf
+from sklearn.cluster import KMeans
+from tqdm.auto import tqdm
+
+from dkm.autoencoder import Architecture, PAPER_HIDDEN_SIZES
+from dkm.training import DEFAULT_SAMPLER, BatchSampler, SamplerKind, Trainer
+
+EpochCallback = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """Settings of the shared minibatch loop (the paper's values by default)."""
+
+    batch_size: int = 256
+    learning_rate: float = 1e-3
+    sampler: SamplerKind = DEFAULT_SAMPLER
+    hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES
+    jit_compile: bool = True
+    progress: bool = True
+
+    def architecture(self, input_dim: int, embedding_dim: int) -> Architecture:
+        return Architecture(input_dim, embedding_dim, tuple(self.hidden_sizes))
+
+
+@dataclass
+class MethodResult:
+    """What every method returns, one row per replica (seed).
+
+    Attributes
+    ----------
+    labels : numpy.ndarray
+        Cluster of every point, ``(S, N)``.
+    embeddings : numpy.ndarray or None
+        Final embedding of every point, ``(S, N, p)``; ``None`` for KM.
+    centers : numpy.ndarray
+        Cluster centres in the space where the clustering happens, ``(S, K, p)``.
+    history : dict
+        Per-epoch curves, each ``(S, n_epochs)``: ``"loss"`` and the method's
+        named terms; pretraining curves are prefixed with ``"pretrain_"``.
+    weights : list of numpy.ndarray or None
+        Final autoencoder weights (replica axis first).
+    """
+
+    labels: np.ndarray
+    embeddings: np.ndarray | None
+    centers: np.ndarray
+    history: dict[str, np.ndarray] = field(default_factory=dict)
+    weights: list[np.ndarray] | None = None
+
+
+def run_epochs(
+    trainer: Trainer,
+    sampler: BatchSampler,
+    n_epochs: int,
+    *,
+    before_epoch: EpochCallback | None = None,
+    description: str = "training",
+    progress: bool = True,
+) -> dict[str, np.ndarray]:
+    """Run ``n_epochs`` of ``trainer`` and return the per-epoch history.
+
+    ``before_epoch(e)`` runs in Python once per epoch (e.g. to set α).
+    """
+    losses, terms = [], {name: [] for name in trainer.objective.term_names}
+    for epoch in tqdm(range(n_epochs), desc=description, disable=not progress, leave=False):
+        if before_epoch is not None:
+            before_epoch(epoch)
+        result = trainer.run_epoch(sampler.next_epoch())
+        losses.append(result.loss)
+        for name, values in result.terms.items():
+            terms[name].append(values)
+    history = {"loss": np.stack(losses, axis=1) if losses else np.zeros((0,))}
+    history.update({n: np.stack(v, axis=1) for n, v in terms.items() if v})
+    return history
+
+
+def kmeans_per_replica(
+    points: np.ndarray, n_clusters: int, seeds: Sequence[int], n_init: int = 10
+) -> tuple[np.ndarray, np.ndarray]:
+    """k-means++ with ``n_init`` restarts on each replica's points.
+
+    Parameters
+    ----------
+    points : numpy.ndarray
+        ``(S, N, p)`` points, one set per replica.
+
+    Returns
+    -------
+    labels, centers : numpy.ndarray
+        ``(S, N)`` and ``(S, K, p)``.
+    """
+    labels, centers = [], []
+    for replica_points, seed in zip(points, seeds):
+        km = KMeans(n_clusters, init="k-means++", n_init=n_init, random_state=int(seed))
+        labels.append(km.fit_predict(replica_points.astype(np.float64)))
+        centers.append(km.cluster_centers_.astype(np.float32))
+    return np.stack(labels), np.stack(centers)
+
+
+def nearest_center(
+    embeddings: np.ndarray, centers: np.ndarray, distance: Callable[[tf.Tensor, tf.Tensor], tf.Tensor]
+) -> np.ndarray:
+    """``argmin_k f(h, r_k)`` for ``(S, N, p)`` embeddings and ``(S, K, p)`` centres."""
+    labels = []
+    for start in range(0, embeddings.shape[1], 16384):
+        d = distance(tf.constant(embeddings[:, start:start + 16384]), tf.constant(centers))
+        labels.append(tf.argmin(d, axis=-1, output_type=tf.int32).numpy())
+    return np.concatenate(labels, axis=1).astype(np.int64)

@@ -1,0 +1,175 @@
+"""Deep k-Means: DKM^a (annealing), DKM^p (pretraining) and DKM^pa (both)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from dkm.annealing import Schedule, constant, paper_annealing
+from dkm.losses import dkm_clustering_term, get_distance, reconstruction_error
+from dkm.methods.common import LoopConfig, MethodResult, kmeans_per_replica, nearest_center, run_epochs
+from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, pretrain, start_network
+from dkm.training import BatchSampler, Trainer, embed
+
+
+class DKMObjective:
+    """``g(x, A(x)) + λ Σ_k f(h(x), r_k) G_k(h(x), α)`` with trainable representatives.
+
+    Parameters
+    ----------
+    representatives : numpy.ndarray
+        Initial representatives ``(S, K, p)``.
+    lam : float or sequence of float
+        The trade-off λ, one value or one per replica (a λ grid in one run).
+    distance : {"euclidean", "cosine"}
+        The clustering distance ``f``; ``g`` is always the squared Euclidean error.
+    """
+
+    term_names = ("clustering", "reconstruction")
+
+    def __init__(
+        self, representatives: np.ndarray, lam: float | Sequence[float], distance: str = "euclidean"
+    ) -> None:
+        n_replicas = representatives.shape[0]
+        self.representatives = tf.Variable(representatives.astype(np.float32), name="representatives")
+        self.lam = tf.constant(np.broadcast_to(np.asarray(lam, np.float32), (n_replicas,))[:, None])
+        self.distance = get_distance(distance)
+        self.alpha = tf.Variable(1.0, trainable=False, name="alpha")
+        self.variables = [self.representatives]
+
+    def per_sample_loss(self, x, x_hat, h, indices):
+        rec = reconstruction_error(x, x_hat)
+        clustering = dkm_clustering_term(self.distance(h, self.representatives), self.alpha)
+        return rec + self.lam * clustering, {"clustering": clustering, "reconstruction": rec}
+
+    def after_step(self, x, indices) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class DKMConfig:
+    """One Deep k-Means variant.
+
+    Attributes
+    ----------
+    lam : float or tuple of float
+        Trade-off λ between reconstruction and clustering (per replica allowed).
+    schedule : Schedule
+        The α of every fine-tuning epoch.
+    pretrain_epochs : int
+        0 for no pretraining: representatives then start from U(-1, 1);
+        otherwise they start from k-means++ on the pretrained embeddings.
+    distance : {"euclidean", "cosine"}
+        The clustering distance ``f``.
+    kmeans_restarts : int
+        Restarts of the k-means++ initialisation after pretraining.
+    carry_optimizer_state : bool
+        Continue pretraining's Adam moments in fine-tuning (authors' code).
+    """
+
+    lam: float | tuple[float, ...] = 1.0
+    schedule: Schedule = field(default_factory=lambda: constant(1000.0, 100))
+    pretrain_epochs: int = PAPER_PRETRAIN_EPOCHS
+    distance: str = "euclidean"
+    kmeans_restarts: int = 10
+    carry_optimizer_state: bool = True
+
+    def scaled(self, factor: float) -> "DKMConfig":
+        """The same variant with every epoch count multiplied by ``factor``."""
+        pretrain_epochs = max(1, round(self.pretrain_epochs * factor)) if self.pretrain_epochs else 0
+        return replace(self, schedule=self.schedule.scale(factor), pretrain_epochs=pretrain_epochs)
+
+
+#: The paper's variants (λ is dataset-specific: see :mod:`dkm.paper`).
+DKM_VARIANTS: dict[str, DKMConfig] = {
+    "dkm-a": DKMConfig(lam=0.1, schedule=paper_annealing(), pretrain_epochs=0),
+    "dkm-p": DKMConfig(lam=1.0, schedule=constant(1000.0, 100)),
+    "dkm-pa": DKMConfig(lam=1.0, schedule=paper_annealing()),
+}
+
+
+def uniform_representatives(
+    seeds: Sequence[int], n_clusters: int, embedding_dim: int
+) -> np.ndarray:
+    """Representatives drawn from U(-1, 1), seeded per replica, ``(S, K, p)``."""
+    return np.stack([
+        np.random.default_rng([int(seed), 0x2E95]).uniform(-1.0, 1.0, (n_clusters, embedding_dim))
+        for seed in seeds
+    ]).astype(np.float32)
+
+
+def fit_dkm(
+    X: np.ndarray,
+    n_clusters: int,
+    seeds: Sequence[int],
+    config: DKMConfig = DKMConfig(),
+    loop: LoopConfig = LoopConfig(),
+    pretrained: Pretrained | None = None,
+    embedding_dim: int | None = None,
+) -> MethodResult:
+    """Train Deep k-Means on ``X`` for every seed in ``seeds`` (one replica each).
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        ``(N, d)`` float32 data, validated by the caller.
+    n_clusters : int
+        Number of clusters ``K``.
+    seeds : sequence of int
+        One seed per replica: network initialisation, representatives and
+        minibatch order.
+    config : DKMConfig
+        The variant (see :data:`DKM_VARIANTS`).
+    loop : LoopConfig
+        Settings of the shared training loop.
+    pretrained : Pretrained, optional
+        A pretraining to start from (shared between methods); computed here
+        when ``config.pretrain_epochs > 0`` and none is given.
+    embedding_dim : int, optional
+        Size of the embedding; the paper uses ``n_clusters``.
+
+    Returns
+    -------
+    MethodResult
+        Labels from a fresh forward pass after training (``argmin_k f(h, r_k)``).
+    """
+    data = tf.constant(X, tf.float32)
+    architecture = loop.architecture(X.shape[1], embedding_dim or n_clusters)
+    history: dict[str, np.ndarray] = {}
+    if config.pretrain_epochs and pretrained is None:
+        pretrained = pretrain(data, architecture, seeds, config.pretrain_epochs, loop)
+    if config.pretrain_epochs:
+        history.update({f"pretrain_{k}": v for k, v in pretrained.history.items()})
+    autoencoder, optimizer = start_network(
+        architecture, seeds, loop, pretrained if config.pretrain_epochs else None,
+        config.carry_optimizer_state,
+    )
+    if config.pretrain_epochs:
+        _, representatives = kmeans_per_replica(
+            embed(autoencoder, data), n_clusters, seeds, config.kmeans_restarts
+        )
+    else:
+        representatives = uniform_representatives(seeds, n_clusters, architecture.embedding_dim)
+
+    objective = DKMObjective(representatives, config.lam, config.distance)
+    trainer = Trainer(autoencoder, objective, data, optimizer, loop.jit_compile)
+    sampler = BatchSampler(X.shape[0], loop.batch_size, seeds, "finetune", loop.sampler)
+    alphas = config.schedule.per_epoch()
+    history.update(run_epochs(
+        trainer, sampler, len(alphas),
+        before_epoch=lambda epoch: objective.alpha.assign(alphas[epoch]),
+        description="deep k-means", progress=loop.progress,
+    ))
+    history["alpha"] = np.broadcast_to(alphas, (len(seeds), len(alphas))).copy()
+
+    embeddings = embed(autoencoder, data)
+    centers = objective.representatives.numpy()
+    return MethodResult(
+        labels=nearest_center(embeddings, centers, objective.distance),
+        embeddings=embeddings,
+        centers=centers,
+        history=history,
+        weights=autoencoder.get_weights(),
+    )

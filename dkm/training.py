@@ -1,0 +1,296 @@
+"""The one minibatch training loop that every deep method shares.
+
+A method is an :class:`Objective`: the per-sample loss it adds to the
+autoencoder's, the extra variables it trains, and (optionally) a
+non-gradient update after each step (DCN's centroid moves). The
+:class:`Trainer` owns the rest:
+
+* the data live on the device as one tensor, and every minibatch is gathered
+  inside the compiled graph;
+* one epoch is one ``tf.function`` (XLA-compiled when ``jit_compile``): a
+  ``tf.while_loop`` over the steps, with no Python work per step;
+* Adam (learning rate 1e-3, β = (0.9, 0.999), ε = 1e-8, the TensorFlow 1
+  "ε-hat" form the authors used) is written out here so that it works on the
+  stacked replica variables and its state can carry over from pretraining to
+  fine-tuning, as one optimiser instance did in the authors' code;
+* minibatch orders come from seeded :class:`BatchSampler` streams, so that for
+  a given seed every method sees the same sequence.
+
+Every tensor carries a leading replica axis ``S`` (one replica per seed).
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import Literal, Protocol, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from dkm.autoencoder import Autoencoder
+from dkm.losses import reconstruction_error
+
+SamplerKind = Literal["permutation", "independent"]
+SAMPLERS: tuple[str, ...] = ("permutation", "independent")
+DEFAULT_SAMPLER: SamplerKind = "permutation"
+
+_determinism_enabled = False
+
+
+def enable_determinism() -> None:
+    """Ask TensorFlow for deterministic kernels (same seed, same bits)."""
+    global _determinism_enabled
+    if not _determinism_enabled:
+        tf.config.experimental.enable_op_determinism()
+        _determinism_enabled = True
+
+
+class BatchSampler:
+    """Seeded minibatch indices for ``S`` replicas, one epoch at a time.
+
+    Parameters
+    ----------
+    n_samples : int
+        Size of the dataset.
+    batch_size : int
+        Minibatch size (the paper: 256); capped at ``n_samples``.
+    seeds : sequence of int
+        One seed per replica.
+    stream : str
+        Name of the training phase (``"pretrain"``, ``"finetune"``...). The
+        generator of replica ``s`` is seeded by ``(seeds[s], stream)``, so two
+        methods trained with the same seed and phase see the same batches.
+    kind : {"permutation", "independent"}
+        ``"permutation"`` (the default) shuffles the data once per epoch and
+        cuts it into ``ceil(N / B)`` batches; the last, partial batch is
+        completed with distinct points drawn from the rest of the data, so that
+        every batch has ``B`` points and every point is seen each epoch.
+        ``"independent"`` is the authors' code: each of the ``ceil(N / B)``
+        batches is ``B`` distinct indices drawn afresh from the whole dataset.
+    """
+
+    def __init__(
+        self,
+        n_samples: int,
+        batch_size: int,
+        seeds: Sequence[int],
+        stream: str,
+        kind: SamplerKind = DEFAULT_SAMPLER,
+    ) -> None:
+        if kind not in SAMPLERS:
+            raise ValueError(f"unknown sampler {kind!r}; choose one of {SAMPLERS}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        self.n_samples = int(n_samples)
+        self.batch_size = min(int(batch_size), self.n_samples)
+        self.steps_per_epoch = -(-self.n_samples // self.batch_size)
+        self.kind = kind
+        tag = zlib.crc32(stream.encode())
+        self._rngs = [np.random.default_rng([int(seed), tag]) for seed in seeds]
+
+    def next_epoch(self) -> np.ndarray:
+        """Indices of shape ``(S, steps_per_epoch, batch_size)``, int32."""
+        draw = self._permutation_epoch if self.kind == "permutation" else self._independent_epoch
+        return np.stack([draw(rng) for rng in self._rngs]).astype(np.int32)
+
+    def _permutation_epoch(self, rng: np.random.Generator) -> np.ndarray:
+        n, b = self.n_samples, self.batch_size
+        order = rng.permutation(n)
+        missing = self.steps_per_epoch * b - n
+        if missing:
+            tail_start = n - (b - missing)
+            filler = rng.choice(order[:tail_start], size=missing, replace=False)
+            order = np.concatenate([order, filler])
+        return order.reshape(self.steps_per_epoch, b)
+
+    def _independent_epoch(self, rng: np.random.Generator) -> np.ndarray:
+        return np.stack(
+            [rng.choice(self.n_samples, self.batch_size, replace=False)
+             for _ in range(self.steps_per_epoch)]
+        )
+
+
+class Adam(tf.Module):
+    """Adam with the TensorFlow 1 update rule, for stacked replica variables.
+
+    ``lr_t = lr · sqrt(1 − β2^t) / (1 − β1^t)`` and
+    ``θ ← θ − lr_t · m / (sqrt(v) + ε)``. Adam acts element-wise, so one
+    instance over stacked variables is exactly ``S`` independent optimisers.
+    """
+
+    def __init__(
+        self,
+        learning_rate: float = 1e-3,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-8,
+    ) -> None:
+        super().__init__(name="adam")
+        self.learning_rate = learning_rate
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.iterations = tf.Variable(0.0, trainable=False, name="t")
+        self._slots: dict[int, tuple[tf.Variable, tf.Variable]] = {}
+
+    def slots(self, variable: tf.Variable) -> tuple[tf.Variable, tf.Variable]:
+        """The first and second moment estimates of ``variable``."""
+        key = id(variable)
+        if key not in self._slots:
+            self._slots[key] = (
+                tf.Variable(tf.zeros_like(variable), trainable=False),
+                tf.Variable(tf.zeros_like(variable), trainable=False),
+            )
+        return self._slots[key]
+
+    def apply(self, grads: Sequence[tf.Tensor], variables: Sequence[tf.Variable]) -> None:
+        """One update of every variable from its gradient (inside a graph)."""
+        t = self.iterations.assign_add(1.0)
+        scale = self.learning_rate * tf.sqrt(1.0 - self.beta_2**t) / (1.0 - self.beta_1**t)
+        for grad, var in zip(grads, variables):
+            m, v = self.slots(var)
+            m.assign(self.beta_1 * m + (1.0 - self.beta_1) * grad)
+            v.assign(self.beta_2 * v + (1.0 - self.beta_2) * tf.square(grad))
+            var.assign_sub(scale * m / (tf.sqrt(v) + self.epsilon))
+
+    def state(self, variables: Sequence[tf.Variable]) -> dict[str, object]:
+        """Step count and moments of ``variables`` (to carry over or cache)."""
+        return {
+            "iterations": float(self.iterations.numpy()),
+            "moments": [[s.numpy() for s in self.slots(v)] for v in variables],
+        }
+
+    def load_state(self, state: dict[str, object], variables: Sequence[tf.Variable]) -> None:
+        """Restore what :meth:`state` returned, for the matching variables."""
+        self.iterations.assign(state["iterations"])
+        for var, (m_value, v_value) in zip(variables, state["moments"]):
+            m, v = self.slots(var)
+            m.assign(m_value)
+            v.assign(v_value)
+
+
+class Objective(Protocol):
+    """What a method adds to the shared autoencoder training.
+
+    ``variables`` are trained by Adam together with the network.
+    ``per_sample_loss`` returns the loss of each sample, ``(S, B)``, and a
+    dict of named terms (``(S, B)`` each, named by ``term_names``) recorded
+    in the history. ``after_step`` performs non-gradient updates after the
+    network step (DCN's centroid moves); most methods do nothing there.
+    """
+
+    variables: list[tf.Variable]
+    term_names: tuple[str, ...]
+
+    def per_sample_loss(
+        self, x: tf.Tensor, x_hat: tf.Tensor, h: tf.Tensor, indices: tf.Tensor
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]: ...
+
+    def after_step(self, x: tf.Tensor, indices: tf.Tensor) -> None: ...
+
+
+class Reconstruction:
+    """The pretraining objective: the reconstruction error ``g`` alone."""
+
+    variables: list[tf.Variable] = []
+    term_names = ("reconstruction",)
+
+    def per_sample_loss(self, x, x_hat, h, indices):
+        rec = reconstruction_error(x, x_hat)
+        return rec, {"reconstruction": rec}
+
+    def after_step(self, x, indices) -> None:
+        return None
+
+
+@dataclass
+class EpochResult:
+    """Mean loss and mean of each named term over one epoch, per replica."""
+
+    loss: np.ndarray
+    terms: dict[str, np.ndarray]
+
+
+class Trainer:
+    """Trains an :class:`Autoencoder` with an :class:`Objective`, epoch by epoch.
+
+    Parameters
+    ----------
+    autoencoder : Autoencoder
+        The (stacked) network to train.
+    objective : Objective
+        The method's loss and extra variables.
+    data : tf.Tensor
+        The whole dataset, ``(N, d)`` float32, already on the device.
+    optimizer : Adam
+        Shared with an earlier phase to carry its moments over.
+    jit_compile : bool
+        Compile the epoch with XLA (default). Turn off to debug.
+    """
+
+    def __init__(
+        self,
+        autoencoder: Autoencoder,
+        objective: Objective,
+        data: tf.Tensor,
+        optimizer: Adam,
+        jit_compile: bool = True,
+    ) -> None:
+        self.autoencoder = autoencoder
+        self.objective = objective
+        self.data = data
+        self.optimizer = optimizer
+        self.variables = list(autoencoder.params) + list(objective.variables)
+        for var in self.variables:  # create Adam's slots outside the graph
+            optimizer.slots(var)
+        self._epoch = tf.function(self._epoch_graph, jit_compile=jit_compile)
+
+    def _step(self, indices: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
+        x = tf.gather(self.data, indices)
+        with tf.GradientTape() as tape:
+            h = self.autoencoder.encode(x)
+            x_hat = self.autoencoder.decode(h)
+            per_sample, terms = self.objective.per_sample_loss(x, x_hat, h, indices)
+            replica_loss = tf.reduce_mean(per_sample, axis=1)
+            total = tf.reduce_sum(replica_loss)
+        grads = tape.gradient(total, self.variables)
+        self.optimizer.apply(grads, self.variables)
+        self.objective.after_step(x, indices)
+        return replica_loss, [tf.reduce_mean(terms[n], axis=1) for n in self.objective.term_names]
+
+    def _epoch_graph(self, batches: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
+        n_steps = tf.shape(batches)[1]
+        zeros = tf.zeros([self.autoencoder.n_replicas])
+
+        def body(k, loss_sum, term_sums):
+            loss, terms = self._step(batches[:, k])
+            return k + 1, loss_sum + loss, [a + t for a, t in zip(term_sums, terms)]
+
+        _, loss_sum, term_sums = tf.while_loop(
+            lambda k, *_: k < n_steps,
+            body,
+            (tf.constant(0), zeros, [zeros for _ in self.objective.term_names]),
+        )
+        steps = tf.cast(n_steps, tf.float32)
+        return loss_sum / steps, [t / steps for t in term_sums]
+
+    def run_epoch(self, batches: np.ndarray) -> EpochResult:
+        """Train one epoch on ``batches`` of shape ``(S, steps, B)``."""
+        loss, terms = self._epoch(tf.constant(batches, tf.int32))
+        return EpochResult(
+            loss=loss.numpy(),
+            terms={n: t.numpy() for n, t in zip(self.objective.term_names, terms)},
+        )
+
+
+def embed(autoencoder: Autoencoder, data: tf.Tensor, chunk_size: int = 8192) -> np.ndarray:
+    """Embeddings of every point for every replica, ``(S, N, p)``.
+
+    The data are encoded in chunks so that the hidden layers of a large
+    dataset never sit in memory at once.
+    """
+    chunks = [
+        autoencoder.encode_all(data[start:start + chunk_size]).numpy()
+        for start in range(0, int(data.shape[0]), chunk_size)
+    ]
+    return np.concatenate(chunks, axis=1)

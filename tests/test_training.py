@@ -1,0 +1,100 @@
+"""The shared training loop: samplers, Adam, compiled epochs, determinism."""
+from __future__ import annotations
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from dkm.autoencoder import Architecture, Autoencoder, glorot_uniform_weights
+from dkm.training import Adam, BatchSampler, Reconstruction, Trainer, embed
+
+SMALL = Architecture(input_dim=8, embedding_dim=3, hidden_sizes=(16, 16, 32))
+
+
+@pytest.mark.parametrize("n_samples", [1000, 1024, 7])
+def test_permutation_sampler_covers_every_point_each_epoch(n_samples):
+    sampler = BatchSampler(n_samples, 256, seeds=[1, 2], stream="finetune")
+    for _ in range(3):
+        batches = sampler.next_epoch()
+        assert batches.shape == (2, -(-n_samples // min(256, n_samples)), min(256, n_samples))
+        for replica in batches:
+            assert set(replica.ravel()) == set(range(n_samples))
+            assert all(len(set(batch)) == len(batch) for batch in replica)
+
+
+def test_independent_sampler_draws_distinct_indices_per_batch():
+    batches = BatchSampler(1000, 256, [3], "finetune", kind="independent").next_epoch()
+    assert batches.shape == (1, 4, 256)
+    assert all(len(set(b)) == 256 for b in batches[0])
+    assert batches.min() >= 0 and batches.max() < 1000
+
+
+def test_sampler_streams_are_seeded_and_replicas_independent():
+    pair = BatchSampler(500, 64, [5, 6], "finetune").next_epoch()
+    alone = BatchSampler(500, 64, [6], "finetune").next_epoch()
+    np.testing.assert_array_equal(pair[1], alone[0])
+    other_phase = BatchSampler(500, 64, [6], "pretrain").next_epoch()
+    assert not np.array_equal(alone, other_phase)
+
+
+def test_unknown_sampler_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown sampler"):
+        BatchSampler(10, 2, [0], "x", kind="shuffled")
+
+
+def test_glorot_weights_are_seeded_per_replica():
+    pair = glorot_uniform_weights(SMALL, [1, 2])
+    alone = glorot_uniform_weights(SMALL, [2])
+    for a, b in zip(pair, alone):
+        np.testing.assert_array_equal(a[1], b[0])
+    limit = np.sqrt(6 / (8 + 16))
+    assert np.abs(pair[0]).max() <= limit and not pair[1].any()
+
+
+def test_adam_matches_keras_adam():
+    rng = np.random.default_rng(0)
+    start = rng.normal(size=(1, 4, 3)).astype(np.float32)
+    grads = [rng.normal(size=(1, 4, 3)).astype(np.float32) for _ in range(5)]
+    ours, theirs = tf.Variable(start), tf.Variable(start)
+    adam = Adam(1e-3)
+    reference = keras.optimizers.Adam(1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-8)
+    for g in grads:
+        adam.apply([tf.constant(g)], [ours])
+        reference.apply_gradients([(tf.constant(g), theirs)])
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def _pretraining_run(seeds, epochs=3, learning_rate=1e-3):
+    rng = np.random.default_rng(0)  # rank-3 data: a 3-d embedding can reconstruct it
+    x = (rng.normal(size=(200, 3)) @ rng.normal(size=(3, 8))).astype(np.float32)
+    autoencoder = Autoencoder(SMALL, seeds)
+    trainer = Trainer(autoencoder, Reconstruction(), tf.constant(x), Adam(learning_rate))
+    sampler = BatchSampler(200, 32, seeds, "pretrain")
+    losses = [trainer.run_epoch(sampler.next_epoch()).loss for _ in range(epochs)]
+    return np.stack(losses, axis=1), autoencoder, x
+
+
+def test_compiled_epochs_reduce_the_reconstruction_loss():
+    losses, _, _ = _pretraining_run([0, 1], epochs=20, learning_rate=1e-2)
+    assert (losses[:, -1] < 0.5 * losses[:, 0]).all()
+
+
+def test_training_is_deterministic():
+    first, ae1, x = _pretraining_run([4])
+    second, ae2, _ = _pretraining_run([4])
+    np.testing.assert_array_equal(first, second)
+    for a, b in zip(ae1.get_weights(), ae2.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(embed(ae1, tf.constant(x)), embed(ae2, tf.constant(x)))
+
+
+def test_adam_state_carries_over():
+    _, autoencoder, _ = _pretraining_run([0], epochs=1)
+    adam = Adam()
+    adam.apply([tf.ones_like(p) for p in autoencoder.params], autoencoder.params)
+    restored = Adam()
+    restored.load_state(adam.state(autoencoder.params), autoencoder.params)
+    assert restored.iterations.numpy() == 1.0
+    np.testing.assert_array_equal(restored.slots(autoencoder.params[0])[1].numpy(),
+                                  adam.slots(autoencoder.params[0])[1].numpy())
