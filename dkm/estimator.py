@@ -1,0 +1,288 @@
+"""scikit-learn estimators for the deep clustering methods.
+
+:class:`DeepClusteringEstimator` holds what every deep method shares (input
+checks, seeding, the fitted attributes, ``predict`` and ``transform``);
+:class:`DeepKMeans` configures it for the paper's method.
+"""
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Sequence
+
+import numpy as np
+import tensorflow as tf
+from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from dkm.annealing import Schedule, constant, custom, paper_annealing
+from dkm.autoencoder import PAPER_HIDDEN_SIZES, Architecture, Autoencoder
+from dkm.losses import get_distance
+from dkm.methods.common import LoopConfig, MethodResult, nearest_center
+from dkm.methods.dkm import DKMConfig, fit_dkm
+from dkm.training import SAMPLERS, embed, enable_determinism
+
+_MAX_SEED = 2**31 - 1
+
+
+class DeepClusteringEstimator(ClusterMixin, TransformerMixin, BaseEstimator):
+    """Shared machinery of the deep clustering estimators.
+
+    Subclasses define ``__init__`` (their parameters, stored unchanged, as
+    scikit-learn requires) and :meth:`_fit_method`; they must have the
+    parameters ``n_clusters``, ``hidden_sizes``, ``embedding_dim``,
+    ``batch_size``, ``learning_rate``, ``sampler``, ``random_state``,
+    ``progress`` and ``jit_compile``.
+
+    Fitted attributes
+    -----------------
+    labels_ : ndarray of shape (n_samples,)
+        Cluster of every training point (from a forward pass after training).
+    cluster_centers_ : ndarray of shape (n_clusters, embedding_dim)
+        Cluster centres in the embedding space.
+    history_ : dict of str to ndarray
+        Per-epoch training curves (loss and its terms).
+    autoencoder_weights_ : list of ndarray
+        Weights of the trained autoencoder.
+    seed_ : int
+        The seed actually used (drawn from ``random_state`` when not an int).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    """
+
+    _distance_name: str = "euclidean"
+
+    @abstractmethod
+    def _fit_method(self, X: np.ndarray, seed: int, loop: LoopConfig) -> MethodResult:
+        """Train on validated data for one seed and return the result."""
+
+    def _check_params(self) -> None:
+        if not isinstance(self.n_clusters, (int, np.integer)) or self.n_clusters < 2:
+            raise ValueError(f"n_clusters must be an integer >= 2, got {self.n_clusters!r}")
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}")
+        if not isinstance(self.batch_size, (int, np.integer)) or self.batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {self.batch_size!r}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
+
+    def _check_X(self, X, *, fitting: bool) -> np.ndarray:
+        X = check_array(X, dtype=np.float32, ensure_all_finite=True, ensure_min_samples=1)
+        if fitting and X.shape[0] < self.n_clusters:
+            raise ValueError(
+                f"n_samples={X.shape[0]} is smaller than n_clusters={self.n_clusters}: "
+                "there must be at least one sample per cluster"
+            )
+        if not fitting and X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but this estimator was fitted with "
+                f"{self.n_features_in_} features"
+            )
+        return X
+
+    def _seed(self) -> int:
+        if isinstance(self.random_state, (int, np.integer)):
+            return int(self.random_state)
+        return int(check_random_state(self.random_state).randint(_MAX_SEED))
+
+    def _loop(self) -> LoopConfig:
+        return LoopConfig(
+            batch_size=int(self.batch_size),
+            learning_rate=float(self.learning_rate),
+            sampler=self.sampler,
+            hidden_sizes=tuple(self.hidden_sizes),
+            jit_compile=bool(self.jit_compile),
+            progress=bool(self.progress),
+        )
+
+    def fit(self, X, y=None) -> "DeepClusteringEstimator":
+        """Train the autoencoder and the clustering jointly on ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite values; converted to float32.
+        y : ignored
+            Present for API consistency.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X = self._check_X(X, fitting=True)
+        enable_determinism()
+        self.seed_ = self._seed()
+        self.n_features_in_ = X.shape[1]
+        result = self._fit_method(X, self.seed_, self._loop())
+        self.labels_ = result.labels[0]
+        self.cluster_centers_ = result.centers[0]
+        self.history_ = {name: values[0] for name, values in result.history.items()}
+        self.autoencoder_weights_ = [w[0] for w in result.weights]
+        self.embedding_ = result.embeddings[0]
+        return self
+
+    def fit_predict(self, X, y=None) -> np.ndarray:
+        """Fit and return the cluster of every training point."""
+        return self.fit(X).labels_
+
+    def _embed(self, X: np.ndarray) -> np.ndarray:
+        architecture = Architecture(
+            self.n_features_in_,
+            self.cluster_centers_.shape[1],
+            tuple(self.hidden_sizes),
+        )
+        weights = [w[None] for w in self.autoencoder_weights_]
+        autoencoder = Autoencoder(architecture, [self.seed_], weights=weights)
+        return embed(autoencoder, tf.constant(X))
+
+    def transform(self, X) -> np.ndarray:
+        """Embeddings ``h(x)`` of ``X``, shape ``(n_samples, embedding_dim)``."""
+        check_is_fitted(self)
+        return self._embed(self._check_X(X, fitting=False))[0]
+
+    def predict(self, X) -> np.ndarray:
+        """The nearest cluster centre of each point's embedding."""
+        check_is_fitted(self)
+        embeddings = self._embed(self._check_X(X, fitting=False))
+        distance = get_distance(self._distance_name)
+        return nearest_center(embeddings, self.cluster_centers_[None], distance)[0]
+
+
+class DeepKMeans(DeepClusteringEstimator):
+    """Deep k-Means (Moradi Fard, Thonet and Gaussier, 2018).
+
+    Jointly learns an autoencoder and k-Means representatives in its
+    embedding space by minimising ``g(x, A(x)) + λ Σ_k f(h(x), r_k) G_k``
+    where ``G_k`` is a softmax of inverse temperature α.
+
+    Parameters
+    ----------
+    n_clusters : int, default=10
+        Number of clusters ``K`` (>= 2); also the embedding size unless
+        ``embedding_dim`` is given.
+    variant : {"p", "a", "pa"}, default="p"
+        ``"p"`` (DKM^p): pretrain the autoencoder, initialise the
+        representatives by k-means++, then fine-tune at a constant α.
+        ``"a"`` (DKM^a): no pretraining, representatives from U(-1, 1), the
+        paper's 40-step annealing of α (5 epochs each).
+        ``"pa"`` (DKM^pa): pretraining followed by the annealing.
+    lam : float, default=1.0
+        Trade-off λ between reconstruction and clustering. The paper's
+        validation-optimal values depend on the dataset (see ``dkm.paper``).
+    distance : {"euclidean", "cosine"}, default="euclidean"
+        Clustering distance ``f`` (squared Euclidean or cosine distance).
+    alpha : float, default=1000.0
+        The constant inverse temperature of variant ``"p"``.
+    finetune_epochs : int, default=100
+        Fine-tuning epochs of variant ``"p"``.
+    schedule : Schedule or sequence of float, optional
+        Overrides the variant's α schedule (a sequence means one epoch per α).
+    pretrain_epochs : int, default=50
+        Pretraining epochs of variants ``"p"`` and ``"pa"``.
+    kmeans_restarts : int, default=10
+        k-means++ restarts for the representatives after pretraining.
+    hidden_sizes : tuple of int, default=(500, 500, 2000)
+        Encoder hidden layers; the decoder mirrors them.
+    embedding_dim : int, optional
+        Embedding size; defaults to ``n_clusters`` as in the paper.
+    batch_size : int, default=256
+    learning_rate : float, default=1e-3
+        Adam's learning rate (β = 0.9, 0.999; ε = 1e-8).
+    sampler : {"permutation", "independent"}, default="permutation"
+        Minibatch order: a permutation per epoch, or the authors' independent
+        draws of each batch (see :class:`dkm.training.BatchSampler`).
+    random_state : int, RandomState or None, default=None
+        Seed of the initialisation and the minibatch order. The same int on
+        the same data and machine gives identical results, bit for bit.
+    progress : bool, default=True
+        Show progress bars.
+    jit_compile : bool, default=True
+        Compile training epochs with XLA.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from dkm import DeepKMeans
+    >>> X, y = load_digits(return_X_y=True)
+    >>> model = DeepKMeans(n_clusters=10, pretrain_epochs=5, finetune_epochs=5,
+    ...                    random_state=0, progress=False).fit(X / 16)
+    >>> model.labels_.shape
+    (1797,)
+    """
+
+    def __init__(
+        self,
+        n_clusters: int = 10,
+        *,
+        variant: str = "p",
+        lam: float = 1.0,
+        distance: str = "euclidean",
+        alpha: float = 1000.0,
+        finetune_epochs: int = 100,
+        schedule: Schedule | Sequence[float] | None = None,
+        pretrain_epochs: int = 50,
+        kmeans_restarts: int = 10,
+        hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
+        embedding_dim: int | None = None,
+        batch_size: int = 256,
+        learning_rate: float = 1e-3,
+        sampler: str = "permutation",
+        random_state=None,
+        progress: bool = True,
+        jit_compile: bool = True,
+    ) -> None:
+        self.n_clusters = n_clusters
+        self.variant = variant
+        self.lam = lam
+        self.distance = distance
+        self.alpha = alpha
+        self.finetune_epochs = finetune_epochs
+        self.schedule = schedule
+        self.pretrain_epochs = pretrain_epochs
+        self.kmeans_restarts = kmeans_restarts
+        self.hidden_sizes = hidden_sizes
+        self.embedding_dim = embedding_dim
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.sampler = sampler
+        self.random_state = random_state
+        self.progress = progress
+        self.jit_compile = jit_compile
+
+    @property
+    def _distance_name(self) -> str:  # type: ignore[override]
+        return self.distance
+
+    def _schedule(self) -> Schedule:
+        if isinstance(self.schedule, Schedule):
+            return self.schedule
+        if self.schedule is not None:
+            return custom(self.schedule)
+        if self.variant == "p":
+            return constant(self.alpha, self.finetune_epochs)
+        return paper_annealing()
+
+    def _config(self) -> DKMConfig:
+        if self.variant not in ("p", "a", "pa"):
+            raise ValueError(f"variant must be 'p', 'a' or 'pa', got {self.variant!r}")
+        if not (np.isfinite(self.lam) and self.lam >= 0):
+            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}")
+        get_distance(self.distance)
+        if self.variant != "a" and (not isinstance(self.pretrain_epochs, (int, np.integer))
+                                    or self.pretrain_epochs < 1):
+            raise ValueError(
+                f"pretrain_epochs must be a positive integer for variant {self.variant!r}, "
+                f"got {self.pretrain_epochs!r}"
+            )
+        return DKMConfig(
+            lam=float(self.lam),
+            schedule=self._schedule(),
+            pretrain_epochs=0 if self.variant == "a" else int(self.pretrain_epochs),
+            distance=self.distance,
+            kmeans_restarts=int(self.kmeans_restarts),
+        )
+
+    def _fit_method(self, X: np.ndarray, seed: int, loop: LoopConfig) -> MethodResult:
+        return fit_dkm(X, self.n_clusters, [seed], self._config(), loop,
+                       embedding_dim=self.embedding_dim)
