@@ -16,8 +16,13 @@ TensorFlow is imported only by the modules that train networks, so that
 """
 from __future__ import annotations
 
+import os
 from importlib import import_module
 from typing import Any
+
+# TensorFlow's C++ start-up messages (oneDNN, CUDA probing) are noise for a
+# reader; keep warnings and errors. A user's own setting wins.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 __version__ = "0.1.0"
 

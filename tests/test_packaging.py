@@ -1,0 +1,30 @@
+"""The project's set-up files agree with each other."""
+from __future__ import annotations
+
+import tomllib
+
+from conftest import REPO_ROOT
+
+
+def _pyproject() -> dict:
+    return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+
+
+def test_environment_yml_installs_the_package_with_its_extras():
+    """pyproject.toml is the one list of packages; environment.yml points at it."""
+    environment = (REPO_ROOT / "environment.yml").read_text()
+    extras = set(_pyproject()["project"]["optional-dependencies"])
+    assert '-e ".[book,test]"' in environment
+    assert extras == {"book", "test"}
+
+
+def test_jupyter_book_is_pinned_to_the_1x_series():
+    book = _pyproject()["project"]["optional-dependencies"]["book"]
+    assert "jupyter-book>=1.0.4.post1,<2" in book
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (REPO_ROOT / "README.md").read_text()
+    ci = (REPO_ROOT / ".ci" / "run").read_text()
+    assert "make test" in readme and "make test" in ci
+    assert readme.index("make book") < readme.index("make test")
