@@ -9,7 +9,7 @@ The package is split into small modules with one job each:
 ``dkm.autoencoder``  the ``d-500-500-2000-K`` autoencoder.
 ``dkm.losses``       distances, the stable soft assignment and the DKM loss.
 ``dkm.training``     the one minibatch training loop every method shares.
-``dkm.estimator``    :class:`DeepKMeans`, a scikit-learn estimator.
+``dkm.estimator``    :class:`DeepKMeans`, :class:`DCN` and :class:`IDEC`, scikit-learn estimators.
 
 TensorFlow is imported only by the modules that train networks, so that
 ``import dkm`` and the metrics and data modules stay fast.
@@ -28,6 +28,8 @@ __version__ = "0.1.0"
 
 _LAZY_ATTRIBUTES = {
     "DeepKMeans": "dkm.estimator",
+    "DCN": "dkm.estimator",
+    "IDEC": "dkm.estimator",
 }
 
 __all__ = ["__version__", *_LAZY_ATTRIBUTES]

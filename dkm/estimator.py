@@ -2,7 +2,8 @@
 
 :class:`DeepClusteringEstimator` holds what every deep method shares (input
 checks, seeding, the fitted attributes, ``predict`` and ``transform``);
-:class:`DeepKMeans` configures it for the paper's method.
+:class:`DeepKMeans` configures it for the paper's method, :class:`DCN` and
+:class:`IDEC` for the two deep baselines.
 """
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from dkm.autoencoder import PAPER_HIDDEN_SIZES, Architecture, Autoencoder
 from dkm.losses import get_distance
 from dkm.methods.common import LoopConfig, MethodResult, nearest_center
 from dkm.methods.dkm import DKMConfig, fit_dkm
+from dkm.methods.dcn import DCN_VARIANTS, DCNConfig, fit_dcn
+from dkm.methods.idec import IDEC_VARIANTS, IDECConfig, fit_idec
 from dkm.training import SAMPLERS, embed, enable_determinism
 
 _MAX_SEED = 2**31 - 1
@@ -286,3 +289,244 @@ class DeepKMeans(DeepClusteringEstimator):
     def _fit_method(self, X: np.ndarray, seed: int, loop: LoopConfig) -> MethodResult:
         return fit_dkm(X, self.n_clusters, [seed], self._config(), loop,
                        embedding_dim=self.embedding_dim)
+
+
+def _variant_epochs(
+    variants: dict, prefix: str, variant: str, epochs: int | None, pretrain_epochs: int
+) -> tuple[int, int]:
+    """Training and pretraining epochs of a baseline's variant ``"p"`` or ``"np"``.
+
+    ``epochs=None`` means the paper's value for the variant (``variants``).
+    """
+    if variant not in ("p", "np"):
+        raise ValueError(f"variant must be 'p' or 'np', got {variant!r}")
+    if variant == "p" and (not isinstance(pretrain_epochs, (int, np.integer)) or pretrain_epochs < 1):
+        raise ValueError(f"pretrain_epochs must be a positive integer for variant 'p', "
+                         f"got {pretrain_epochs!r}")
+    if epochs is not None and (not isinstance(epochs, (int, np.integer)) or epochs < 1):
+        raise ValueError(f"epochs must be a positive integer or None, got {epochs!r}")
+    paper_epochs = variants[f"{prefix}-{variant}"].epochs
+    return (paper_epochs if epochs is None else int(epochs),
+            int(pretrain_epochs) if variant == "p" else 0)
+
+
+def _check_tradeoff(name: str, value: float) -> None:
+    if not (np.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+
+
+class DCN(DeepClusteringEstimator):
+    """Deep Clustering Network (Yang, Fu, Sidiropoulos and Hong, 2017).
+
+    Alternates, on each minibatch, a gradient step on the autoencoder for
+    ``g(x, A(x)) + (λ/2) ‖h(x) − r_{s(x)}‖²`` with the hard assignments ``s``
+    and centroids ``r`` fixed, the reassignment of the batch to the nearest
+    centroids and running-mean centroid moves (see :mod:`dkm.methods.dcn`).
+
+    Parameters
+    ----------
+    n_clusters : int, default=10
+        Number of clusters ``K`` (>= 2); also the embedding size unless
+        ``embedding_dim`` is given.
+    variant : {"p", "np"}, default="p"
+        ``"p"`` (DCN^p): pretrain, then start from k-means++ on the embedding.
+        ``"np"`` (DCN^np): a random network, centroids from U(-1, 1) and
+        random assignments, as in the DKM authors' code.
+    lam : float, default=1.0
+        Trade-off λ; the paper's values depend on the dataset (``dkm.paper``).
+    epochs : int, optional
+        Training epochs after pretraining; by default the paper's 50 (``"p"``)
+        or 200 (``"np"``).
+    pretrain_epochs : int, default=50
+        Pretraining epochs of variant ``"p"``.
+    kmeans_restarts : int, default=10
+        k-means++ restarts for the initial centroids of variant ``"p"``.
+    hidden_sizes : tuple of int, default=(500, 500, 2000)
+        Encoder hidden layers; the decoder mirrors them.
+    embedding_dim : int, optional
+        Embedding size; defaults to ``n_clusters`` as in the paper.
+    batch_size : int, default=256
+    learning_rate : float, default=1e-3
+        Adam's learning rate.
+    sampler : {"permutation", "independent"}, default="permutation"
+        Minibatch order (see :class:`dkm.training.BatchSampler`).
+    random_state : int, RandomState or None, default=None
+        Seed; the same int gives identical results, bit for bit.
+    progress : bool, default=True
+        Show progress bars.
+    jit_compile : bool, default=True
+        Compile training epochs with XLA.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from dkm import DCN
+    >>> X, y = load_digits(return_X_y=True)
+    >>> model = DCN(n_clusters=10, lam=0.1, pretrain_epochs=5, epochs=5,
+    ...             random_state=0, progress=False).fit(X / 16)
+    >>> model.labels_.shape
+    (1797,)
+    """
+
+    def __init__(
+        self,
+        n_clusters: int = 10,
+        *,
+        variant: str = "p",
+        lam: float = 1.0,
+        epochs: int | None = None,
+        pretrain_epochs: int = 50,
+        kmeans_restarts: int = 10,
+        hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
+        embedding_dim: int | None = None,
+        batch_size: int = 256,
+        learning_rate: float = 1e-3,
+        sampler: str = "permutation",
+        random_state=None,
+        progress: bool = True,
+        jit_compile: bool = True,
+    ) -> None:
+        self.n_clusters = n_clusters
+        self.variant = variant
+        self.lam = lam
+        self.epochs = epochs
+        self.pretrain_epochs = pretrain_epochs
+        self.kmeans_restarts = kmeans_restarts
+        self.hidden_sizes = hidden_sizes
+        self.embedding_dim = embedding_dim
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.sampler = sampler
+        self.random_state = random_state
+        self.progress = progress
+        self.jit_compile = jit_compile
+
+    def _config(self) -> DCNConfig:
+        _check_tradeoff("lam", self.lam)
+        epochs, pretrain_epochs = _variant_epochs(
+            DCN_VARIANTS, "dcn", self.variant, self.epochs, self.pretrain_epochs
+        )
+        return DCNConfig(lam=float(self.lam), epochs=epochs, pretrain_epochs=pretrain_epochs,
+                         kmeans_restarts=int(self.kmeans_restarts))
+
+    def _fit_method(self, X: np.ndarray, seed: int, loop: LoopConfig) -> MethodResult:
+        return fit_dcn(X, self.n_clusters, [seed], self._config(), loop,
+                       embedding_dim=self.embedding_dim)
+
+
+class IDEC(DeepClusteringEstimator):
+    """Improved Deep Embedded Clustering (Guo, Gao, Liu and Yin, 2017).
+
+    Trains the autoencoder and cluster centres on ``reconstruction + γ KL(P ‖ Q)``
+    with Student's t soft assignments ``Q`` and a sharpened target ``P``
+    recomputed on the whole dataset every ``update_interval`` iterations;
+    stops when fewer than ``tol`` of the labels change between two updates
+    (see :mod:`dkm.methods.idec`).
+
+    Parameters
+    ----------
+    n_clusters : int, default=10
+        Number of clusters ``K`` (>= 2); also the embedding size unless
+        ``embedding_dim`` is given.
+    variant : {"p", "np"}, default="p"
+        ``"p"`` (IDEC^p): start from the pretrained autoencoder; ``"np"``
+        (IDEC^np): from a random one. The centres start from k-means++ on
+        the initial embedding in both.
+    gamma : float, default=0.1
+        Weight γ of the KL term (IDEC's default); the paper's values depend on
+        the dataset (``dkm.paper``).
+    update_interval : int, default=140
+        Iterations between target updates (IDEC's code: 140 MNIST, 30 USPS,
+        3 Reuters).
+    tol : float, default=0.001
+        Stopping threshold on the fraction of changed labels.
+    epochs : int, optional
+        Most training epochs; by default the paper's 50 (``"p"``) or 200
+        (``"np"``).
+    pretrain_epochs : int, default=50
+        Pretraining epochs of variant ``"p"``.
+    kmeans_restarts : int, default=20
+        k-means++ restarts for the initial centres (IDEC's code: 20).
+    reconstruction : {"mean", "sum"}, default="mean"
+        Squared error averaged over features (IDEC's Keras ``"mse"``, to which
+        the paper's γ values refer) or summed (DKM's ``g``).
+    hidden_sizes : tuple of int, default=(500, 500, 2000)
+        Encoder hidden layers; the decoder mirrors them.
+    embedding_dim : int, optional
+        Embedding size; defaults to ``n_clusters`` as in the paper.
+    batch_size : int, default=256
+    learning_rate : float, default=1e-3
+        Adam's learning rate.
+    sampler : {"permutation", "independent"}, default="permutation"
+        Minibatch order (see :class:`dkm.training.BatchSampler`).
+    random_state : int, RandomState or None, default=None
+        Seed; the same int gives identical results, bit for bit.
+    progress : bool, default=True
+        Show progress bars.
+    jit_compile : bool, default=True
+        Compile training epochs with XLA.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from dkm import IDEC
+    >>> X, y = load_digits(return_X_y=True)
+    >>> model = IDEC(n_clusters=10, gamma=0.1, update_interval=7, pretrain_epochs=5,
+    ...              epochs=5, random_state=0, progress=False).fit(X / 16)
+    >>> model.labels_.shape
+    (1797,)
+    """
+
+    def __init__(
+        self,
+        n_clusters: int = 10,
+        *,
+        variant: str = "p",
+        gamma: float = 0.1,
+        update_interval: int = 140,
+        tol: float = 1e-3,
+        epochs: int | None = None,
+        pretrain_epochs: int = 50,
+        kmeans_restarts: int = 20,
+        reconstruction: str = "mean",
+        hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
+        embedding_dim: int | None = None,
+        batch_size: int = 256,
+        learning_rate: float = 1e-3,
+        sampler: str = "permutation",
+        random_state=None,
+        progress: bool = True,
+        jit_compile: bool = True,
+    ) -> None:
+        self.n_clusters = n_clusters
+        self.variant = variant
+        self.gamma = gamma
+        self.update_interval = update_interval
+        self.tol = tol
+        self.epochs = epochs
+        self.pretrain_epochs = pretrain_epochs
+        self.kmeans_restarts = kmeans_restarts
+        self.reconstruction = reconstruction
+        self.hidden_sizes = hidden_sizes
+        self.embedding_dim = embedding_dim
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.sampler = sampler
+        self.random_state = random_state
+        self.progress = progress
+        self.jit_compile = jit_compile
+
+    def _config(self) -> IDECConfig:
+        _check_tradeoff("gamma", self.gamma)
+        _check_tradeoff("tol", self.tol)
+        epochs, pretrain_epochs = _variant_epochs(
+            IDEC_VARIANTS, "idec", self.variant, self.epochs, self.pretrain_epochs
+        )
+        return IDECConfig(gamma=float(self.gamma), epochs=epochs, pretrain_epochs=pretrain_epochs,
+                          update_interval=self.update_interval, tol=float(self.tol),
+                          kmeans_restarts=int(self.kmeans_restarts),
+                          reconstruction=self.reconstruction)
+
+    def _fit_method(self, X: np.ndarray, seed: int, loop: LoopConfig) -> MethodResult:
+        return fit_idec(X, self.n_clusters, [seed], self._config(), loop,
+                        embedding_dim=self.embedding_dim)

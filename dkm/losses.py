@@ -76,3 +76,37 @@ def dkm_clustering_term(distances: tf.Tensor, alpha: tf.Tensor | float) -> tf.Te
     softmax weights, into both the network and the representatives.
     """
     return tf.reduce_sum(distances * soft_assignment(distances, alpha), axis=-1)
+
+
+def mean_squared_error(x: tf.Tensor, x_hat: tf.Tensor) -> tf.Tensor:
+    """Squared error averaged over features, ``(S, B)``: Keras' ``"mse"`` per sample.
+
+    IDEC's code (which the paper ran) uses this reconstruction loss; its γ
+    values are relative to it, not to the summed error ``g``.
+    """
+    return tf.reduce_mean(tf.square(x - x_hat), axis=-1)
+
+
+def student_t_assignment(distances: tf.Tensor) -> tf.Tensor:
+    """IDEC's soft assignment ``q_ik ∝ (1 + ‖h_i − μ_k‖²)^(−1)`` (one degree of freedom).
+
+    ``distances`` are squared Euclidean distances ``(..., K)``; each row of
+    the result sums to one.
+    """
+    kernel = 1.0 / (1.0 + distances)
+    return kernel / tf.reduce_sum(kernel, axis=-1, keepdims=True)
+
+
+def target_distribution(q: tf.Tensor) -> tf.Tensor:
+    """IDEC's target ``p_ik ∝ q_ik² / f_k`` with ``f_k = Σ_i q_ik``.
+
+    ``q`` has shape ``(S, N, K)`` and must hold the *whole* dataset: the
+    cluster frequencies ``f_k`` sum over the sample axis ``N``.
+    """
+    weight = tf.square(q) / tf.reduce_sum(q, axis=1, keepdims=True)
+    return weight / tf.reduce_sum(weight, axis=-1, keepdims=True)
+
+
+def kl_divergence(p: tf.Tensor, q: tf.Tensor) -> tf.Tensor:
+    """``KL(p ‖ q) = Σ_k p_k log(p_k / q_k)`` per sample, ``(S, B)``; ``0 log 0 = 0``."""
+    return tf.reduce_sum(tf.math.xlogy(p, p) - p * tf.math.log(q), axis=-1)

@@ -110,6 +110,14 @@ class BatchSampler:
         )
 
 
+def _assign(variable: tf.Variable, value: tf.Tensor, active: tf.Tensor | None) -> None:
+    """``variable ← value`` on the replicas where ``active`` (all when None)."""
+    if active is not None:
+        mask = tf.reshape(active, [-1] + [1] * (variable.shape.rank - 1))
+        value = tf.where(mask, value, variable)
+    variable.assign(value)
+
+
 class Adam(tf.Module):
     """Adam with the TensorFlow 1 update rule, for stacked replica variables.
 
@@ -143,15 +151,24 @@ class Adam(tf.Module):
             )
         return self._slots[key]
 
-    def apply(self, grads: Sequence[tf.Tensor], variables: Sequence[tf.Variable]) -> None:
-        """One update of every variable from its gradient (inside a graph)."""
+    def apply(
+        self,
+        grads: Sequence[tf.Tensor],
+        variables: Sequence[tf.Variable],
+        active: tf.Tensor | None = None,
+    ) -> None:
+        """One update of every variable from its gradient (inside a graph).
+
+        ``active``, a ``(S,)`` boolean tensor, freezes the replicas where it is
+        False: their variables and moments keep their exact values.
+        """
         t = self.iterations.assign_add(1.0)
         scale = self.learning_rate * tf.sqrt(1.0 - self.beta_2**t) / (1.0 - self.beta_1**t)
         for grad, var in zip(grads, variables):
             m, v = self.slots(var)
-            m.assign(self.beta_1 * m + (1.0 - self.beta_1) * grad)
-            v.assign(self.beta_2 * v + (1.0 - self.beta_2) * tf.square(grad))
-            var.assign_sub(scale * m / (tf.sqrt(v) + self.epsilon))
+            _assign(m, self.beta_1 * m + (1.0 - self.beta_1) * grad, active)
+            _assign(v, self.beta_2 * v + (1.0 - self.beta_2) * tf.square(grad), active)
+            _assign(var, var - scale * m / (tf.sqrt(v) + self.epsilon), active)
 
     def state(self, variables: Sequence[tf.Variable]) -> dict[str, object]:
         """Step count and moments of ``variables`` (to carry over or cache)."""
@@ -177,6 +194,9 @@ class Objective(Protocol):
     dict of named terms (``(S, B)`` each, named by ``term_names``) recorded
     in the history. ``after_step`` performs non-gradient updates after the
     network step (DCN's centroid moves); most methods do nothing there.
+    An objective may also have ``active``, a ``(S,)`` boolean variable: the
+    replicas where it is False are frozen, their network, variables and
+    Adam moments left exactly as they are (IDEC's stopping rule).
     """
 
     variables: list[tf.Variable]
@@ -254,7 +274,7 @@ class Trainer:
             replica_loss = tf.reduce_mean(per_sample, axis=1)
             total = tf.reduce_sum(replica_loss)
         grads = tape.gradient(total, self.variables)
-        self.optimizer.apply(grads, self.variables)
+        self.optimizer.apply(grads, self.variables, getattr(self.objective, "active", None))
         self.objective.after_step(x, indices)
         return replica_loss, [tf.reduce_mean(terms[n], axis=1) for n in self.objective.term_names]
 

@@ -9,8 +9,9 @@ import tensorflow as tf
 from sklearn.cluster import KMeans
 from tqdm.auto import tqdm
 
-from dkm.autoencoder import Architecture, PAPER_HIDDEN_SIZES
-from dkm.training import DEFAULT_SAMPLER, BatchSampler, SamplerKind, Trainer
+from dkm.autoencoder import Architecture, Autoencoder, PAPER_HIDDEN_SIZES
+from dkm.losses import squared_euclidean
+from dkm.training import DEFAULT_SAMPLER, BatchSampler, SamplerKind, Trainer, embed
 
 EpochCallback = Callable[[int], None]
 
@@ -62,12 +63,15 @@ def run_epochs(
     n_epochs: int,
     *,
     before_epoch: EpochCallback | None = None,
+    stop_when: Callable[[], bool] | None = None,
     description: str = "training",
     progress: bool = True,
 ) -> dict[str, np.ndarray]:
     """Run ``n_epochs`` of ``trainer`` and return the per-epoch history.
 
     ``before_epoch(e)`` runs in Python once per epoch (e.g. to set α).
+    ``stop_when()`` is asked after each epoch; training ends early when it
+    returns True (IDEC's stopping rule), so the history may be shorter.
     """
     losses, terms = [], {name: [] for name in trainer.objective.term_names}
     for epoch in tqdm(range(n_epochs), desc=description, disable=not progress, leave=False):
@@ -77,6 +81,8 @@ def run_epochs(
         losses.append(result.loss)
         for name, values in result.terms.items():
             terms[name].append(values)
+        if stop_when is not None and stop_when():
+            break
     history = {"loss": np.stack(losses, axis=1) if losses else np.zeros((0,))}
     history.update({n: np.stack(v, axis=1) for n, v in terms.items() if v})
     return history
@@ -114,3 +120,51 @@ def nearest_center(
         d = distance(tf.constant(embeddings[:, start:start + 16384]), tf.constant(centers))
         labels.append(tf.argmin(d, axis=-1, output_type=tf.int32).numpy())
     return np.concatenate(labels, axis=1).astype(np.int64)
+
+
+def scale_epochs(epochs: int, factor: float) -> int:
+    """``epochs × factor`` rounded, at least 1; 0 (a phase that is off) stays 0."""
+    return max(1, round(epochs * factor)) if epochs else 0
+
+
+def network_result(
+    autoencoder: Autoencoder, data: tf.Tensor, centers: np.ndarray, history: dict[str, np.ndarray]
+) -> MethodResult:
+    """The result of a method that clusters in the embedding space of ``autoencoder``.
+
+    Labels come from a fresh forward pass over the data after training: the
+    nearest centre in squared Euclidean distance.
+    """
+    embeddings = embed(autoencoder, data)
+    return MethodResult(
+        labels=nearest_center(embeddings, centers, squared_euclidean),
+        embeddings=embeddings,
+        centers=centers,
+        history=history,
+        weights=autoencoder.get_weights(),
+    )
+
+
+def kmeans_on_embedding(
+    result: MethodResult, n_clusters: int, seeds: Sequence[int], n_init: int = 10
+) -> np.ndarray:
+    """k-means++ on a result's final embedding, ``(S, N)`` labels.
+
+    The supplement's "k-Means-friendliness" table: how well plain k-means
+    clusters the representation a deep method learned.
+
+    Parameters
+    ----------
+    result : MethodResult
+        A deep method's result (its ``embeddings`` must not be None).
+    n_clusters : int
+        Number of clusters ``K``.
+    seeds : sequence of int
+        One seed per replica, for k-means++.
+    n_init : int
+        Restarts of k-means++.
+    """
+    if result.embeddings is None:
+        raise ValueError("this result has no embedding (KM clusters the raw data)")
+    labels, _ = kmeans_per_replica(result.embeddings, n_clusters, seeds, n_init)
+    return labels

@@ -1,7 +1,18 @@
-"""End-to-end autoencoder pretraining, shared by every pretrained method."""
+"""End-to-end autoencoder pretraining, shared by every pretrained method.
+
+For a given dataset and seed the pretraining runs once: :func:`load_or_pretrain`
+keeps it in an on-disk cache, so that every pretrained method (AE-KM, DCN^p,
+IDEC^p, DKM^p) starts from bit-for-bit identical weights, as in the paper's
+protocol.
+"""
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -74,3 +85,132 @@ def start_network(
     if carry_optimizer_state:
         optimizer.load_state(pretrained.optimizer_state, autoencoder.params)
     return autoencoder, optimizer
+
+
+def initial_network(
+    data: tf.Tensor,
+    architecture: Architecture,
+    seeds: Sequence[int],
+    loop: LoopConfig,
+    pretrain_epochs: int,
+    pretrained: Pretrained | None = None,
+    carry_optimizer_state: bool = True,
+) -> tuple[Autoencoder, Adam, dict[str, np.ndarray]]:
+    """The network, optimiser and pretraining curves a method starts from.
+
+    With ``pretrain_epochs > 0`` the network is ``pretrained`` (computed here
+    when None); with 0 it is a fresh Glorot-initialised network. The
+    pretraining curves come back prefixed with ``"pretrain_"``.
+    """
+    if not pretrain_epochs:
+        return *start_network(architecture, seeds, loop, None), {}
+    if pretrained is None:
+        pretrained = pretrain(data, architecture, seeds, pretrain_epochs, loop)
+    autoencoder, optimizer = start_network(
+        architecture, seeds, loop, pretrained, carry_optimizer_state
+    )
+    history = {f"pretrain_{name}": values for name, values in pretrained.history.items()}
+    return autoencoder, optimizer, history
+
+
+def pretraining_key(
+    X: np.ndarray, architecture: Architecture, epochs: int, loop: LoopConfig
+) -> str:
+    """SHA-256 naming a pretraining: data, architecture, epochs and loop settings.
+
+    The data enter through the SHA-256 of their float32 bytes and their shape;
+    the seed is not part of the key (one cache file per seed).
+    """
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    description = {
+        "format": 1,
+        "data_sha256": hashlib.sha256(X.tobytes()).hexdigest(),
+        "data_shape": list(X.shape),
+        "layers": list(architecture.encoder_sizes),
+        "epochs": int(epochs),
+        "batch_size": int(loop.batch_size),
+        "learning_rate": float(loop.learning_rate),
+        "sampler": loop.sampler,
+        "jit_compile": bool(loop.jit_compile),
+    }
+    return hashlib.sha256(json.dumps(description, sort_keys=True).encode()).hexdigest()
+
+
+def load_or_pretrain(
+    data: np.ndarray | tf.Tensor,
+    architecture: Architecture,
+    seeds: Sequence[int],
+    epochs: int = PAPER_PRETRAIN_EPOCHS,
+    loop: LoopConfig = LoopConfig(),
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Pretrained:
+    """:func:`pretrain`, through an on-disk cache of one file per seed.
+
+    Seeds already in ``cache_dir`` are loaded; the missing ones are trained
+    together (stacked) and saved. Files are named by :func:`pretraining_key`
+    and the seed, and written atomically (a temporary file, then
+    ``os.replace``), so that an interrupted run never leaves a broken entry.
+
+    Parameters
+    ----------
+    data : numpy.ndarray or tf.Tensor
+        The ``(N, d)`` dataset.
+    architecture, seeds, epochs, loop
+        As for :func:`pretrain`.
+    cache_dir : path, optional
+        Directory of the cache (created if needed); None trains without cache.
+
+    Returns
+    -------
+    Pretrained
+        Replicas in the order of ``seeds``.
+    """
+    X = np.asarray(data, dtype=np.float32)
+    if cache_dir is None:
+        return pretrain(tf.constant(X), architecture, seeds, epochs, loop)
+    directory = Path(cache_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    key = pretraining_key(X, architecture, epochs, loop)
+    paths = {int(seed): directory / f"pretrain-{key[:24]}-seed{int(seed)}.npz" for seed in seeds}
+    missing = [seed for seed, path in paths.items() if not path.exists()]
+    if missing:
+        trained = pretrain(tf.constant(X), architecture, missing, epochs, loop)
+        for replica, seed in enumerate(missing):
+            _save_replica(paths[seed], trained, replica)
+    return _stack_replicas([_load_replica(paths[int(seed)]) for seed in seeds])
+
+
+def _save_replica(path: Path, pretrained: Pretrained, replica: int) -> None:
+    arrays = {"iterations": np.float64(pretrained.optimizer_state["iterations"])}
+    for i, weight in enumerate(pretrained.weights):
+        arrays[f"weight_{i}"] = weight[replica]
+    for i, (m, v) in enumerate(pretrained.optimizer_state["moments"]):
+        arrays[f"moment1_{i}"], arrays[f"moment2_{i}"] = m[replica], v[replica]
+    for name, values in pretrained.history.items():
+        arrays[f"history_{name}"] = values[replica]
+    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as handle:
+        np.savez(handle, **arrays)
+    os.replace(handle.name, path)
+
+
+def _load_replica(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as stored:
+        return {name: stored[name] for name in stored.files}
+
+
+def _stack_replicas(replicas: list[dict[str, np.ndarray]]) -> Pretrained:
+    first = replicas[0]
+
+    def stacked(name: str) -> np.ndarray:
+        return np.stack([replica[name] for replica in replicas])
+
+    n_weights = sum(name.startswith("weight_") for name in first)
+    return Pretrained(
+        weights=[stacked(f"weight_{i}") for i in range(n_weights)],
+        optimizer_state={
+            "iterations": float(first["iterations"]),
+            "moments": [[stacked(f"moment1_{i}"), stacked(f"moment2_{i}")] for i in range(n_weights)],
+        },
+        history={name.removeprefix("history_"): stacked(name)
+                 for name in first if name.startswith("history_")},
+    )

@@ -1,0 +1,249 @@
+"""Deep Clustering Network (Yang, Fu, Sidiropoulos and Hong, ICML 2017): DCN^p and DCN^np.
+
+DCN minimises ``g(x, A(x)) + (λ/2) ‖h(x) − r_{s(x)}‖²`` with a *hard*
+assignment ``s(x)`` of every point, by alternating optimisation on each
+minibatch:
+
+1. a gradient step on the network with the assignments and the centroids
+   fixed (the centroids are not trained by the optimiser);
+2. the batch is embedded again by the updated network and every sample is
+   reassigned to its nearest centroid (all of them against the centroids of
+   before this step, as in Yang et al.'s ``batch_km``);
+3. each centroid moves as in a sequential pass over its new members with the
+   step ``1 / count_k`` (counts start at 100, as in DCN's code):
+   ``r_k ← r_k − (1 / count_k)(r_k − h)``. With that step the pass is a running
+   mean, so it is computed in closed form, in the graph:
+   ``r_k ← (count_k r_k + Σ_{i∈k} h_i) / (count_k + m_k)``, ``count_k += m_k``.
+
+The DKM authors' TensorFlow re-implementation, which produced the paper's DCN
+figures, had two bugs: of the per-sample update ops it built in a Python
+loop it kept and ran only the last, so only the *last* sample of each batch was
+reassigned and moved its centroid; and the centroids were a trainable
+variable, so Adam also moved them along the gradient of the loss. This implementation is the
+method as Yang et al. describe it. The authors' code also weighted the
+clustering term by λ rather than λ/2 (the general form of the DKM paper's
+eq. (1)), so their λ corresponds to 2λ here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from dkm.autoencoder import Autoencoder
+from dkm.losses import reconstruction_error, squared_euclidean
+from dkm.methods.common import (
+    LoopConfig,
+    MethodResult,
+    kmeans_per_replica,
+    network_result,
+    run_epochs,
+    scale_epochs,
+)
+from dkm.methods.dkm import uniform_representatives
+from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
+from dkm.training import BatchSampler, Trainer, embed
+
+#: Initial value of the per-cluster counts in DCN's code.
+DCN_INITIAL_COUNT = 100.0
+
+
+def running_mean_update(
+    centroids: tf.Tensor, counts: tf.Tensor, h: tf.Tensor, assignments: tf.Tensor
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """DCN's sequential centroid updates for a batch, in closed form.
+
+    A sequential pass over the batch with ``count_k += 1`` then
+    ``r_k ← r_k − (1 / count_k)(r_k − h_i)`` for every sample ``i`` assigned to
+    ``k`` is a running mean started at ``r_k`` with weight ``count_k``.
+
+    Parameters
+    ----------
+    centroids : tf.Tensor
+        ``(S, K, p)`` centroids before the batch.
+    counts : tf.Tensor
+        ``(S, K)`` float counts before the batch.
+    h : tf.Tensor
+        ``(S, B, p)`` embeddings of the batch.
+    assignments : tf.Tensor
+        ``(S, B)`` int cluster of each sample of the batch.
+
+    Returns
+    -------
+    centroids, counts : tf.Tensor
+        The values after the whole batch.
+    """
+    members = tf.one_hot(assignments, tf.shape(centroids)[1], dtype=h.dtype)  # (S, B, K)
+    new_counts = counts + tf.reduce_sum(members, axis=1)
+    sums = tf.matmul(members, h, transpose_a=True)  # (S, K, p)
+    new_centroids = (counts[..., None] * centroids + sums) / new_counts[..., None]
+    return new_centroids, new_counts
+
+
+class DCNObjective:
+    """``g(x, A(x)) + (λ/2) ‖h(x) − r_{s(x)}‖²`` with DCN's non-gradient updates.
+
+    Parameters
+    ----------
+    autoencoder : Autoencoder
+        The network being trained (to embed the batch again after its step).
+    centroids : numpy.ndarray
+        Initial centroids ``(S, K, p)``.
+    assignments : numpy.ndarray
+        Initial cluster of every point ``(S, N)``.
+    lam : float or sequence of float
+        The trade-off λ, one value or one per replica.
+    initial_count : float
+        Starting value of every cluster's count.
+    """
+
+    term_names = ("clustering", "reconstruction")
+
+    def __init__(
+        self,
+        autoencoder: Autoencoder,
+        centroids: np.ndarray,
+        assignments: np.ndarray,
+        lam: float | Sequence[float],
+        initial_count: float = DCN_INITIAL_COUNT,
+    ) -> None:
+        n_replicas, n_clusters, _ = centroids.shape
+        self.autoencoder = autoencoder
+        self.centroids = tf.Variable(centroids.astype(np.float32), trainable=False, name="centroids")
+        self.assignments = tf.Variable(assignments.astype(np.int32), trainable=False, name="s")
+        self.counts = tf.Variable(
+            tf.fill([n_replicas, n_clusters], float(initial_count)), trainable=False, name="counts"
+        )
+        self.lam = tf.constant(np.broadcast_to(np.asarray(lam, np.float32), (n_replicas,))[:, None])
+        self.variables: list[tf.Variable] = []
+
+    def per_sample_loss(self, x, x_hat, h, indices):
+        assigned = tf.gather(self.assignments, indices, batch_dims=1)
+        r = tf.gather(self.centroids, assigned, batch_dims=1)
+        clustering = tf.reduce_sum(tf.square(h - r), axis=-1)
+        rec = reconstruction_error(x, x_hat)
+        return rec + 0.5 * self.lam * clustering, {"clustering": clustering, "reconstruction": rec}
+
+    def after_step(self, x, indices) -> None:
+        h = self.autoencoder.encode(x)
+        nearest = tf.argmin(squared_euclidean(h, self.centroids), axis=-1, output_type=tf.int32)
+        replica = tf.broadcast_to(tf.range(tf.shape(indices)[0])[:, None], tf.shape(indices))
+        self.assignments.scatter_nd_update(tf.stack([replica, indices], axis=-1), nearest)
+        centroids, counts = running_mean_update(self.centroids, self.counts, h, nearest)
+        self.centroids.assign(centroids)
+        self.counts.assign(counts)
+
+
+@dataclass(frozen=True)
+class DCNConfig:
+    """One DCN variant.
+
+    Attributes
+    ----------
+    lam : float or tuple of float
+        Trade-off λ of the clustering term ``(λ/2) ‖h − r‖²`` (per replica allowed).
+    epochs : int
+        Training epochs after pretraining (DCN^p: 50) or from scratch (DCN^np: 200).
+    pretrain_epochs : int
+        0 for DCN^np; otherwise the network is pretrained and the centroids
+        and assignments come from k-means++ on the pretrained embeddings.
+    kmeans_restarts : int
+        Restarts of that k-means++.
+    initial_count : float
+        Starting value of the per-cluster counts (DCN's code: 100).
+    carry_optimizer_state : bool
+        Continue pretraining's Adam moments (one Adam instance served both
+        phases in the DKM authors' DCN code).
+    """
+
+    lam: float | tuple[float, ...] = 1.0
+    epochs: int = 50
+    pretrain_epochs: int = PAPER_PRETRAIN_EPOCHS
+    kmeans_restarts: int = 10
+    initial_count: float = DCN_INITIAL_COUNT
+    carry_optimizer_state: bool = True
+
+    def scaled(self, factor: float) -> "DCNConfig":
+        """The same variant with every epoch count multiplied by ``factor``."""
+        return replace(self, epochs=scale_epochs(self.epochs, factor),
+                       pretrain_epochs=scale_epochs(self.pretrain_epochs, factor))
+
+
+#: The paper's variants (λ is dataset-specific: see :mod:`dkm.paper`).
+DCN_VARIANTS: dict[str, DCNConfig] = {
+    "dcn-np": DCNConfig(lam=0.1, epochs=200, pretrain_epochs=0),
+    "dcn-p": DCNConfig(lam=0.1, epochs=50),
+}
+
+
+def random_assignments(seeds: Sequence[int], n_clusters: int, n_samples: int) -> np.ndarray:
+    """A uniformly random cluster for every point, seeded per replica, ``(S, N)``."""
+    return np.stack([
+        np.random.default_rng([int(seed), 0xDC4]).integers(0, n_clusters, n_samples)
+        for seed in seeds
+    ])
+
+
+def fit_dcn(
+    X: np.ndarray,
+    n_clusters: int,
+    seeds: Sequence[int],
+    config: DCNConfig = DCNConfig(),
+    loop: LoopConfig = LoopConfig(),
+    pretrained: Pretrained | None = None,
+    embedding_dim: int | None = None,
+) -> MethodResult:
+    """Train DCN on ``X`` for every seed in ``seeds`` (one replica each).
+
+    DCN^p starts from the pretrained network, with the centroids and the
+    assignments of k-means++ on its embeddings. DCN^np starts as the DKM
+    authors' code did: a Glorot-initialised network, centroids drawn from
+    U(-1, 1) (the same draws as DKM^a's representatives for the same seed, so
+    that every model without pretraining starts alike) and uniformly random
+    assignments. The first epoch's pulls are then towards random centroids;
+    every point is reassigned to its nearest centroid as soon as it is seen.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        ``(N, d)`` float32 data.
+    n_clusters : int
+        Number of clusters ``K``.
+    seeds : sequence of int
+        One seed per replica: initialisation and minibatch order.
+    config : DCNConfig
+        The variant (see :data:`DCN_VARIANTS`).
+    loop : LoopConfig
+        Settings of the shared training loop.
+    pretrained : Pretrained, optional
+        The shared pretraining; computed here when needed and None.
+    embedding_dim : int, optional
+        Size of the embedding; the paper uses ``n_clusters``.
+
+    Returns
+    -------
+    MethodResult
+        Labels from a fresh forward pass after training (nearest centroid).
+    """
+    data = tf.constant(X, tf.float32)
+    architecture = loop.architecture(X.shape[1], embedding_dim or n_clusters)
+    autoencoder, optimizer, history = initial_network(
+        data, architecture, seeds, loop, config.pretrain_epochs, pretrained,
+        config.carry_optimizer_state,
+    )
+    if config.pretrain_epochs:
+        assignments, centroids = kmeans_per_replica(
+            embed(autoencoder, data), n_clusters, seeds, config.kmeans_restarts
+        )
+    else:
+        centroids = uniform_representatives(seeds, n_clusters, architecture.embedding_dim)
+        assignments = random_assignments(seeds, n_clusters, X.shape[0])
+
+    objective = DCNObjective(autoencoder, centroids, assignments, config.lam, config.initial_count)
+    trainer = Trainer(autoencoder, objective, data, optimizer, loop.jit_compile)
+    sampler = BatchSampler(X.shape[0], loop.batch_size, seeds, "finetune", loop.sampler)
+    history.update(run_epochs(trainer, sampler, config.epochs, description="DCN",
+                              progress=loop.progress))
+    return network_result(autoencoder, data, objective.centroids.numpy(), history)
