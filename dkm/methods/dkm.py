@@ -9,7 +9,9 @@ import tensorflow as tf
 
 from dkm.annealing import Schedule, constant, paper_annealing
 from dkm.losses import dkm_clustering_term, get_distance, reconstruction_error
-from dkm.methods.common import LoopConfig, MethodResult, kmeans_per_replica, nearest_center, run_epochs
+from dkm.methods.common import (
+    LoopConfig, MethodResult, kmeans_per_replica, nearest_center, run_epochs, scale_epochs,
+)
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, pretrain, start_network
 from dkm.training import BatchSampler, Trainer, embed
 
@@ -78,8 +80,8 @@ class DKMConfig:
 
     def scaled(self, factor: float) -> "DKMConfig":
         """The same variant with every epoch count multiplied by ``factor``."""
-        pretrain_epochs = max(1, round(self.pretrain_epochs * factor)) if self.pretrain_epochs else 0
-        return replace(self, schedule=self.schedule.scale(factor), pretrain_epochs=pretrain_epochs)
+        return replace(self, schedule=self.schedule.scale(factor),
+                       pretrain_epochs=scale_epochs(self.pretrain_epochs, factor))
 
 
 #: The paper's variants (λ is dataset-specific: see :mod:`dkm.paper`).

@@ -1,0 +1,169 @@
+"""Command-line interface: ``python -m dkm run ...`` and ``python -m dkm report ...``.
+
+Bad options, unknown datasets or methods and unreadable files end with a
+one-line message on stderr and exit status 2, not a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from dkm import paper
+
+#: The paper's eight methods, in the order of its tables.
+PAPER_METHODS = ("km", "ae-km", "dcn-np", "dcn-p", "idec-np", "idec-p", "dkm-a", "dkm-p")
+
+
+class CommandError(Exception):
+    """A user error: reported as one line, exit status 2."""
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m dkm",
+        description="Run the Deep k-Means paper's protocol and report its tables.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser(
+        "run", help="train methods for several seeds and append one record per run",
+        description="Train each method on the dataset for every seed (the paper: 10), evaluate "
+                    "ACC/NMI/ARI on the validation and test split, and append the records to "
+                    "the results store. Runs already in the store are skipped, so an interrupted "
+                    "command can simply be run again.",
+    )
+    run.add_argument("--dataset", required=True, action="append",
+                     help="a dataset name (mnist, usps, 20news, rcv1, digits) or a path to a "
+                          ".npz/.npy/.csv/svmlight file; repeat for several")
+    run.add_argument("--method", action="append", dest="methods", metavar="METHOD",
+                     help=f"method id, repeat for several (default: the paper's eight: "
+                          f"{', '.join(PAPER_METHODS)}; also dkm-pa)")
+    run.add_argument("--seeds", type=_positive_int, default=10,
+                     help="number of seeds, taken in order from the paper's seeds "
+                          f"({', '.join(map(str, paper.PAPER_SEEDS))}); default 10")
+    run.add_argument("--seed", type=int, action="append", dest="seed_list", metavar="SEED",
+                     help="an explicit seed (repeat); overrides --seeds")
+    run.add_argument("--scale", type=_positive_float, default=1.0,
+                     help="multiply every epoch count (e.g. 0.02 for a quick run); default 1 "
+                          "(the paper's epochs)")
+    run.add_argument("--lambda-search", action="store_true",
+                     help="run every λ/γ of the paper's grid {1e-4, ..., 1e3} instead of the "
+                          "paper's validation-optimal value")
+    run.add_argument("--distance", choices=("euclidean", "cosine"), default=None,
+                     help="clustering distance of the DKM methods (the supplement's cosine "
+                          "variant on 20NEWS); default euclidean")
+    run.add_argument("--n-clusters", type=_positive_int, default=None,
+                     help="number of clusters for a user file (default: its number of classes)")
+    run.add_argument("--label-column", default=None,
+                     help="CSV files: the column holding the labels")
+    run.add_argument("--seeds-per-batch", type=_positive_int, default=None,
+                     help="seeds trained together as one batched computation (default: all)")
+    run.add_argument("--data-home", default=None,
+                     help="directory of the named datasets (default: $DKM_DATA_HOME, then a "
+                          "per-user cache)")
+    run.add_argument("--results", required=True, help="the JSON Lines results store to append to")
+    run.add_argument("--quiet", action="store_true", help="no progress output")
+
+    report = commands.add_parser(
+        "report", help="render the paper's tables from a results store",
+        description="Render a table of the paper or its supplement from the records.",
+    )
+    report.add_argument("--results", required=True, help="the JSON Lines results store to read")
+    report.add_argument("--table", action="append", dest="tables", metavar="NAME",
+                        help="table name, repeat for several (default: all): "
+                             "table1, table2, ari1, ari2, cosine, friendliness, tradeoff")
+    report.add_argument("--vs-paper", action="store_true",
+                        help="show the paper's value and a per-cell verdict beside each cell")
+    report.add_argument("--format", choices=("markdown", "html", "latex"), default="markdown")
+    return parser
+
+
+def _seeds(args: argparse.Namespace) -> list[int]:
+    if args.seed_list:
+        return list(args.seed_list)
+    if args.seeds > len(paper.PAPER_SEEDS):
+        raise CommandError(f"--seeds {args.seeds}: the paper has {len(paper.PAPER_SEEDS)} "
+                           "seeds; pass more with --seed")
+    return list(paper.PAPER_SEEDS[: args.seeds])
+
+
+def _command_run(args: argparse.Namespace) -> int:
+    from dkm.data import load
+    from dkm.experiments import available_methods, run_grid
+
+    methods = args.methods or list(PAPER_METHODS)
+    unknown = [m for m in methods if m not in available_methods()]
+    if unknown:
+        raise CommandError(f"unknown method {unknown[0]!r}; choose among "
+                           f"{', '.join(available_methods())}")
+    datasets = [load(name, args.data_home, n_clusters=args.n_clusters,
+                     label_column=args.label_column)
+                if args.n_clusters or args.label_column else load(name, args.data_home)
+                for name in args.dataset]
+    overrides = {"distance": args.distance} if args.distance else None
+    if overrides and any(not m.startswith("dkm") for m in methods):
+        raise CommandError("--distance applies to the DKM methods only (dkm-a, dkm-p, dkm-pa)")
+    added = run_grid(datasets, methods, _seeds(args), args.results, scale=args.scale,
+                     lambda_search=args.lambda_search, overrides=overrides,
+                     seeds_per_batch=args.seeds_per_batch, progress=not args.quiet,
+                     log=(lambda message: None) if args.quiet else
+                     (lambda message: print(message, file=sys.stderr)))
+    print(f"{added} new record(s) in {args.results}")
+    return 0
+
+
+def _command_report(args: argparse.Namespace) -> int:
+    if not Path(args.results).is_file():
+        raise CommandError(f"no results store at {args.results}: run `python -m dkm run ... "
+                           f"--results {args.results}` first")
+    from dkm import tables
+    from dkm.results import ResultsStore
+
+    records = ResultsStore(args.results).records()
+    names = args.tables or [n for n in tables.TABLES if n != "datasets"]
+    unknown = [n for n in names if n not in tables.TABLES]
+    if unknown:
+        raise CommandError(f"unknown table {unknown[0]!r}; choose among {', '.join(tables.TABLES)}")
+    for name in names:
+        frame = tables.build(name, records, vs_paper=args.vs_paper,
+                             missing_reason={"rcv1": "not run: data unavailable"})
+        print(f"\n## {name}\n")
+        print(tables.render(frame, fmt=args.format))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m dkm``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return {"run": _command_run, "report": _command_report}[args.command](args)
+    except (CommandError, ValueError, FileNotFoundError) as error:
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"python -m dkm {args.command}: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: finished runs are in the results store; run the same command "
+              "again to continue", file=sys.stderr)
+        return 130
