@@ -35,3 +35,24 @@ def test_every_chapter_has_a_parameters_cell_and_a_kernelspec(source):
     notebook = jupytext.read(source.with_suffix(".ipynb"))
     assert notebook.metadata["kernelspec"]["name"] == "python3"
     assert any("parameters" in c.metadata.get("tags", ()) for c in notebook.cells)
+
+
+@pytest.mark.slow
+def test_papermill_runs_the_experiments_chapter_on_an_unlabelled_user_file(tmp_path):
+    """`papermill notebooks/06_experiments.ipynb out.ipynb -p dataset file.npz -p n_clusters 5`."""
+    import numpy as np
+    import papermill
+    from sklearn.datasets import load_digits
+
+    data = tmp_path / "mine.npz"
+    np.savez(data, X=load_digits().data[:300] / 16)
+    store = tmp_path / "runs.jsonl"
+    out = tmp_path / "out.ipynb"
+    papermill.execute_notebook(
+        str(NOTEBOOKS / "06_experiments.ipynb"), str(out),
+        parameters=dict(dataset=str(data), n_clusters=5, methods=["km", "dkm-p"], seeds=1,
+                        scale=0.02, results=str(store)),
+        kernel_name="python3", cwd=str(NOTEBOOKS), progress_bar=False,
+    )
+    lines = store.read_text().splitlines()
+    assert len(lines) == 2 and all('"metrics": null' in line for line in lines)

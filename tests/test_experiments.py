@@ -1,0 +1,140 @@
+"""The protocol: records, the resumable grid, and the command line."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from conftest import REPO_ROOT
+from dkm.data import load
+from dkm.experiments import grid_cells, run_grid, run_seeds, TRADEOFF_GRID
+from dkm.methods.common import LoopConfig
+from dkm.results import ResultsStore
+
+TINY = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return load("digits")
+
+
+def test_a_record_has_the_protocol_fields(digits):
+    record = run_seeds(digits, "dkm-p", [8905], scale=0.02, loop=TINY)[0]
+    assert record["dataset"] == "digits" and record["method"] == "dkm-p" and record["seed"] == 8905
+    params = record["params"]
+    assert params["lambda"] == 1.0 and params["scale"] == 0.02 and params["pretrain_epochs"] == 1
+    assert params["sampler"] == "permutation" and params["batch_size"] == 256
+    for part in ("validation", "test"):
+        assert set(record["metrics"][part]) == {"acc", "nmi", "ari"}
+        assert set(record["kmeans_on_embedding"][part]) == {"acc", "nmi", "ari"}
+    assert record["provenance"]["tensorflow"] and record["provenance"]["git_commit"]
+    assert record["wall_time_s"] > 0
+
+
+def test_seeds_trained_together_match_separate_runs_in_their_metrics(digits):
+    together = run_seeds(digits, "km", [1, 2], loop=TINY)
+    alone = run_seeds(digits, "km", [2], loop=TINY)
+    assert together[1]["metrics"] == alone[0]["metrics"]
+    assert together[1]["config_hash"] == alone[0]["config_hash"]
+
+
+def test_unlabelled_data_gives_records_without_metrics(tmp_path, digits):
+    path = tmp_path / "unlabelled.npy"
+    np.save(path, digits.X[:200])
+    data = load(path, n_clusters=4)
+    record = run_seeds(data, "km", [0], loop=TINY)[0]
+    assert record["metrics"] is None and record["dataset"] == "unlabelled"
+
+
+def test_lambda_search_cells_cover_the_paper_grid():
+    cells = grid_cells(["dkm-p", "km"], "usps", lambda_search=True)
+    assert [c.tradeoff for c in cells if c.method == "dkm-p"] == list(TRADEOFF_GRID)
+    assert [c.tradeoff for c in cells if c.method == "km"] == [None]
+    assert [c.tradeoff for c in grid_cells(["dkm-p"], "usps", False)] == [1.0]
+
+
+def test_grid_writes_each_run_once_and_resumes(tmp_path, digits):
+    store = tmp_path / "runs.jsonl"
+    kwargs = dict(scale=0.02, loop=TINY, progress=False, log=lambda m: None)
+    assert run_grid([digits], ["km", "dkm-p"], [1, 2], store, **kwargs) == 4
+    assert run_grid([digits], ["km", "dkm-p"], [1, 2], store, **kwargs) == 0
+    assert run_grid([digits], ["km", "dkm-p"], [1, 2, 3], store, **kwargs) == 2
+    records = ResultsStore(store).records()
+    assert len(records) == 6 and len({r["config_hash"] for r in records}) == 6
+
+
+GRID_SCRIPT = """
+import sys
+from dkm.experiments import run_grid
+from dkm.methods.common import LoopConfig
+run_grid(["digits"], ["km", "dkm-p"], [1, 2, 3], sys.argv[1], scale=0.02, seeds_per_batch=1,
+         loop=LoopConfig(hidden_sizes=(32, 32, 64), progress=False), progress=False)
+"""
+
+
+def test_a_grid_killed_mid_way_completes_on_restart_without_duplicates(tmp_path):
+    store = tmp_path / "runs.jsonl"
+    process = subprocess.Popen([sys.executable, "-c", GRID_SCRIPT, str(store)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and process.poll() is None:
+        if store.exists() and len(store.read_text().splitlines()) >= 4:
+            break
+        time.sleep(0.2)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    before = len(ResultsStore(store).records())
+    assert 1 <= before < 6
+    subprocess.run([sys.executable, "-c", GRID_SCRIPT, str(store)], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    lines = store.read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert len(records) == 6 and len({r["config_hash"] for r in records}) == 6
+
+
+def _cli(*args, cwd=REPO_ROOT):
+    return subprocess.run([sys.executable, "-m", "dkm", *args], capture_output=True, text=True,
+                          cwd=cwd, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+
+
+def test_cli_help_documents_every_option():
+    out = _cli("run", "--help").stdout
+    for option in ("--dataset", "--method", "--seeds", "--scale", "--lambda-search", "--results"):
+        assert option in out
+    assert "--vs-paper" in _cli("report", "--help").stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("run", "--dataset", "nosuchdata", "--method", "km", "--results", "x.jsonl"),
+         "unknown dataset 'nosuchdata'"),
+        (("run", "--dataset", "digits", "--method", "kmeans", "--results", "x.jsonl"),
+         "unknown method 'kmeans'"),
+        (("run", "--dataset", "digits", "--scale", "-1", "--results", "x.jsonl"), "must be > 0"),
+        (("report", "--results", "missing.jsonl"), "no results store"),
+    ],
+)
+def test_cli_errors_are_one_line_and_non_zero(tmp_path, args, message):
+    completed = _cli(*args, cwd=tmp_path)
+    assert completed.returncode == 2
+    assert message in completed.stderr
+    assert "Traceback" not in completed.stderr
+
+
+def test_cli_run_then_report(tmp_path):
+    store = tmp_path / "runs.jsonl"
+    completed = _cli("run", "--dataset", "digits", "--method", "km", "--method", "ae-km",
+                     "--seeds", "2", "--scale", "0.02", "--results", str(store), "--quiet")
+    assert completed.returncode == 0, completed.stderr
+    assert "4 new record(s)" in completed.stdout
+    report = _cli("report", "--results", str(store), "--table", "table1", "--vs-paper")
+    assert report.returncode == 0, report.stderr
+    assert "AE-KM" in report.stdout and "72.9" in report.stdout  # the paper's USPS AE-KM ACC
