@@ -85,12 +85,12 @@ import json
 import math
 import os
 import warnings
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from numbers import Real
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator, Mapping
 
 import pandas as pd
 

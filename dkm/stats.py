@@ -73,10 +73,10 @@ paper_std``.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TypeVar
-from collections.abc import Collection, Hashable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike

@@ -67,9 +67,9 @@ from __future__ import annotations
 import html
 import math
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable, Iterable, Mapping
 
 import pandas as pd
 
@@ -248,7 +248,7 @@ _KM_RELATED = (("KM", "AE-KM"), ("DCN^np", "DKM^a"), ("DCN^p", "DKM^p"))
 _VS_IDEC = ((), ("IDEC^np", "DKM^a"), ("IDEC^p", "DKM^p"))
 
 #: Every table of the paper and its supplement, by short name.
-TABLES: Mapping[str, TableSpec] = {
+TABLES: dict[str, TableSpec] = {
     "table1": _results_spec(
         "Table 1: clustering results of the k-Means-related methods (ACC and NMI)",
         *_KM_RELATED,
@@ -455,7 +455,7 @@ def _results_cells(
     """(row label, dataset, metric) -> Cell, and the runs used."""
     frame = _records_frame(records)
     labels = [label for group in spec.groups for label in group.rows]
-    used = {
+    selected = {
         (label, dataset): _row_runs(frame, label, dataset)
         for label in labels
         for dataset in spec.datasets
@@ -465,7 +465,7 @@ def _results_cells(
     for dataset in spec.datasets:
         for metric in spec.metrics:
             samples = {
-                label: tuple(100 * used[label, dataset][_column_name(label, metric)].dropna())
+                label: tuple(100 * selected[label, dataset][_column_name(label, metric)].dropna())
                 for label in labels
             }
             marks = significance_marks(samples, groups)
@@ -479,7 +479,7 @@ def _results_cells(
                 )
     contributing = (
         runs[runs[_column_name(label, spec.metrics[0])].notna()]
-        for (label, _), runs in used.items()
+        for (label, _), runs in selected.items()
     )
     return cells, [runs for runs in contributing if len(runs)]
 
@@ -799,12 +799,12 @@ def _spans(level: list[str]) -> list[tuple[str, int]]:
     return spans
 
 
-def _body(table: pd.DataFrame, fmt: _Format) -> list[tuple[str, str | None, list[str]]]:
+def _body(table: pd.DataFrame, fmt: _Format) -> list[tuple[str, str, list[str]]]:
     """Rows as (kind, text, cells): ("heading", heading, []) or ("row", label, cells)."""
-    rows: list[tuple[str, str | None, list[str]]] = []
+    rows: list[tuple[str, str, list[str]]] = []
     current = None
     for (heading, label), values in zip(
-        table.index, table.itertuples(index=False, name=None), strict=False
+        table.index, table.itertuples(index=False, name=None), strict=True
     ):
         if heading != current and heading:
             rows.append(("heading", fmt.escape(heading), []))
@@ -816,7 +816,7 @@ def _body(table: pd.DataFrame, fmt: _Format) -> list[tuple[str, str | None, list
 
 
 def _markdown(table: pd.DataFrame, fmt: _Format) -> str:
-    header = [" ".join(parts) for parts in zip(*_header_levels(table), strict=False)]
+    header = [" ".join(parts) for parts in zip(*_header_levels(table), strict=True)]
     width = len(header)
     lines = [
         f"**{fmt.escape(table.attrs.get('title', ''))}**",
@@ -843,12 +843,13 @@ def _html(table: pd.DataFrame, fmt: _Format) -> str:
     lines = ["<table>", f"<caption><b>{title}</b>. {_caption(table, fmt)}</caption>", "<thead>"]
     for number, level in enumerate(levels):
         stub_name = fmt.escape(table.index.names[-1] or "")
-        stub = f"<th{_span_attribute('rowspan', len(levels))}>{stub_name}</th>"
+        stub = (
+            f"<th{_span_attribute('rowspan', len(levels))}>{stub_name}</th>" if number == 0 else ""
+        )
         spans = "".join(
             f"<th{_span_attribute('colspan', span)}>{fmt.escape(value)}</th>"
             for value, span in _spans(level)
         )
-        stub = stub if number == 0 else ""
         lines.append(f"<tr>{stub}{spans}</tr>")
     lines += ["</thead>", "<tbody>"]
     for kind, text, cells in _body(table, fmt):

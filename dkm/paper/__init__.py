@@ -35,12 +35,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
 from typing import Any
-from collections.abc import Mapping
 
 __all__ = [
     "PAPER_SEEDS",

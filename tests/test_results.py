@@ -1,0 +1,252 @@
+"""Tests of dkm.results: the record schema, config hashes and the JSON Lines store."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+from dkm.results import (
+    COLUMNS,
+    ResultsStore,
+    config_hash,
+    new_record,
+    records_to_dataframe,
+    validate_record,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PARAMS = {
+    "lambda": 1.0,
+    "distance": "euclidean",
+    "epochs": 100,
+    "pretrain_epochs": 50,
+    "batch_size": 256,
+    "sampler": "permutation",
+    "schedule": "constant",
+    "scale": 1.0,
+}
+
+
+def scores(acc: float = 0.7, nmi: float = 0.6, ari: float = 0.5) -> dict:
+    return {
+        "validation": {"acc": acc - 0.01, "nmi": nmi - 0.01, "ari": ari - 0.01},
+        "test": {"acc": acc, "nmi": nmi, "ari": ari},
+    }
+
+
+def make_record(seed: int = 8905, method: str = "dkm-p", dataset: str = "usps", **changes) -> dict:
+    params = {**PARAMS, **changes.pop("params", {})}
+    return new_record(
+        dataset,
+        method,
+        seed,
+        params,
+        metrics=scores(),
+        wall_time_s=1.5,
+        provenance={"dkm_version": "0.1.0"},
+        **changes,
+    )
+
+
+def test_config_hash_ignores_key_order() -> None:
+    shuffled = dict(reversed(list(PARAMS.items())))
+    assert config_hash("usps", "dkm-p", 1, PARAMS) == config_hash("usps", "dkm-p", 1, shuffled)
+    assert len(config_hash("usps", "dkm-p", 1, PARAMS)) == 64
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"params": {**PARAMS, "lambda": 0.1}},
+        {"params": {**PARAMS, "distance": "cosine"}},
+        {"seed": 2},
+        {"method": "dkm-a"},
+        {"dataset": "mnist"},
+    ],
+)
+def test_config_hash_differs_for_another_configuration(change: dict) -> None:
+    config = {"dataset": "usps", "method": "dkm-p", "seed": 1, "params": PARAMS}
+    assert config_hash(**config) != config_hash(**{**config, **change})
+
+
+def test_config_hash_rejects_nan() -> None:
+    with pytest.raises(ValueError, match="not standard JSON"):
+        config_hash("usps", "dkm-p", 1, {"lambda": math.nan})
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "deep" / "dir" / "runs.jsonl")
+    records = [make_record(seed) for seed in (1, 2, 3)]
+    for record in records:
+        store.append(record)
+    assert store.records() == records
+    assert store.path.read_text().count("\n") == 3
+
+
+def test_dataframe_has_flat_columns(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "runs.jsonl")
+    store.append(make_record(1, kmeans_on_embedding=scores(acc=0.9)))
+    store.append(new_record("usps", "km", 2, {"scale": 0.5}, metrics=None))
+    frame = store.to_dataframe()
+    assert tuple(frame.columns) == COLUMNS
+    first, second = frame.iloc[0], frame.iloc[1]
+    assert (first["method"], first["seed"], first["distance"]) == ("dkm-p", 1, "euclidean")
+    assert (first["tradeoff_name"], first["tradeoff"], first["scale"]) == ("lambda", 1.0, 1.0)
+    assert (first["test_acc"], first["val_acc"], first["km_test_acc"]) == pytest.approx(
+        (0.7, 0.69, 0.9)
+    )
+    assert math.isnan(second["tradeoff"]) and math.isnan(second["test_acc"])
+    assert math.isnan(second["km_val_nmi"]) and second["scale"] == 0.5
+
+
+def test_empty_dataframe_keeps_columns() -> None:
+    assert tuple(records_to_dataframe([]).columns) == COLUMNS
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda r: r.pop("metrics"), "lacks the keys"),
+        (lambda r: r.update(method="dkm"), "method"),
+        (lambda r: r.update(seed=True), "seed"),
+        (lambda r: r.update(schema=2), "schema"),
+        (lambda r: r["metrics"]["test"].update(acc=1.5), "acc"),
+        (lambda r: r["metrics"]["test"].update(nmi=math.nan), "not standard JSON"),
+        (lambda r: r["metrics"]["test"].pop("ari"), "must map exactly"),
+        (lambda r: r["metrics"].pop("validation"), "splits"),
+        (lambda r: r.update(config_hash="0" * 64), "config_hash"),
+        (lambda r: r.update(created="2026-11-21T17:30:00"), "time zone"),
+        (lambda r: r.update(created="yesterday"), "ISO 8601"),
+        (lambda r: r.update(wall_time_s=-1), "wall_time_s"),
+        (lambda r: r.update(provenance=None), "provenance"),
+    ],
+)
+def test_invalid_records_are_refused(tmp_path: Path, change, message: str) -> None:
+    record = make_record()
+    change(record)
+    with pytest.raises(ValueError, match=message):
+        ResultsStore(tmp_path / "runs.jsonl").append(record)
+    assert not (tmp_path / "runs.jsonl").exists() or (tmp_path / "runs.jsonl").read_text() == ""
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"lambda": 1.0, "gamma": 1.0}, "both"),
+        ({"lambda": 0.0}, "positive"),
+        ({"distance": "manhattan"}, "distance"),
+        ({"scale": -1}, "scale"),
+    ],
+)
+def test_invalid_params_are_refused(params: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        new_record("usps", "dkm-p", 1, params, metrics=None)
+
+
+def test_km_takes_no_tradeoff() -> None:
+    with pytest.raises(ValueError, match="takes no 'lambda'"):
+        new_record("usps", "km", 1, {"lambda": 1.0}, metrics=None)
+
+
+def test_negative_ari_is_valid() -> None:
+    validate_record(new_record("usps", "dcn-np", 1, {"lambda": 1.0}, metrics=scores(ari=-0.02)))
+
+
+def test_truncated_last_line_is_skipped_and_repaired(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "runs.jsonl")
+    store.append(make_record(1))
+    with store.path.open("a") as handle:  # a crash in the middle of the second append
+        handle.write(json.dumps(make_record(2))[:57])
+    with pytest.warns(RuntimeWarning, match=r"runs\.jsonl:2: skipping"):
+        assert [r["seed"] for r in store.records()] == [1]
+    store.append(make_record(3))
+    lines = store.path.read_text().split("\n")
+    assert len(lines) == 4 and lines[-1] == ""  # the fragment kept a line of its own
+    with pytest.warns(RuntimeWarning, match=r"runs\.jsonl:2:"):
+        assert [r["seed"] for r in store.records()] == [1, 3]
+
+
+def test_complete_last_line_without_newline_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(make_record(1)))
+    store = ResultsStore(path)
+    store.append(make_record(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [r["seed"] for r in store.records()] == [1, 2]
+
+
+def test_invalid_record_on_disk_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_text('{"schema": 1}\n' + json.dumps(make_record(1)) + "\n\n")
+    with pytest.warns(RuntimeWarning, match=r"runs\.jsonl:1: .*lacks the keys"):
+        assert [r["seed"] for r in ResultsStore(path).records()] == [1]
+
+
+def test_duplicate_detection(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "runs.jsonl")
+    assert store.records() == [] and store.completed_hashes() == set()
+    first, second = make_record(1), make_record(2)
+    store.append(first)
+    assert store.contains(first["config_hash"])
+    assert not store.contains(second["config_hash"])
+    assert make_record(1)["config_hash"] == first["config_hash"]  # same configuration, same hash
+    store.append(second)
+    assert store.completed_hashes() == {first["config_hash"], second["config_hash"]}
+
+
+APPENDER = textwrap.dedent("""
+    import sys
+    from dkm.results import ResultsStore, new_record
+    store = ResultsStore(sys.argv[1])
+    metrics = {s: {"acc": 0.5, "nmi": 0.5, "ari": 0.5} for s in ("validation", "test")}
+    for seed in range(int(sys.argv[2])):
+        store.append(new_record("usps", "km", seed, {"tag": sys.argv[3]}, metrics=metrics,
+                                provenance={"padding": "x" * 200_000}))
+""")
+
+
+def _appender(path: Path, count: int, tag: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    return subprocess.Popen([sys.executable, "-c", APPENDER, str(path), str(count), tag], env=env)
+
+
+def test_killed_appender_leaves_complete_lines_readable(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    process = _appender(path, 10_000, "killed")
+    deadline = time.monotonic() + 30
+    while (not path.exists() or path.read_bytes().count(b"\n") < 3) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    data = path.read_bytes()
+    complete = data[: data.rfind(b"\n") + 1].split(b"\n")[:-1]
+    assert len(complete) >= 3
+    assert all(json.loads(line)["params"] == {"tag": "killed"} for line in complete)
+    store = ResultsStore(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter(
+            "ignore", RuntimeWarning
+        )  # a truncated last line, if the kill cut one
+        store.append(make_record(1))
+        assert len(store.records()) == len(complete) + 1
+
+
+def test_concurrent_appenders_do_not_interleave(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    processes = [_appender(path, 15, tag) for tag in ("a", "b")]
+    assert all(process.wait(timeout=60) == 0 for process in processes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tags = [record["params"]["tag"] for record in ResultsStore(path).records()]
+    assert sorted(tags) == ["a"] * 15 + ["b"] * 15

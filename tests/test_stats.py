@@ -1,0 +1,186 @@
+"""Tests of dkm.stats: summaries, the paper's significance marks, comparisons."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from dkm import paper
+from dkm.stats import (
+    DEFAULT_GROUPS,
+    compare_with_paper,
+    significance_marks,
+    student_pvalue,
+    summarize,
+)
+
+
+def runs_with(mean: float, std: float, n: int = 10) -> np.ndarray:
+    """n runs whose mean and sample standard deviation are exactly the given ones."""
+    base = np.linspace(-1.0, 1.0, n)
+    return mean + std * (base - base.mean()) / base.std(ddof=1)
+
+
+def test_summarize_uses_the_sample_standard_deviation() -> None:
+    mean, std, n = summarize([1.0, 2.0, 3.0, 4.0])
+    assert (mean, n) == (2.5, 4)
+    assert std == pytest.approx(np.std([1, 2, 3, 4], ddof=1))
+
+
+def test_summarize_single_run_and_errors() -> None:
+    mean, std, n = summarize([0.7])
+    assert (mean, n) == (0.7, 1) and math.isnan(std)
+    with pytest.raises(ValueError, match="zero runs"):
+        summarize([])
+    with pytest.raises(ValueError, match="finite"):
+        summarize([1.0, math.nan])
+
+
+def test_student_pvalue_matches_scipy() -> None:
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(0, 1, 10), rng.normal(0.5, 2, 7)
+    assert student_pvalue(a, b) == pytest.approx(scipy_stats.ttest_ind(a, b, equal_var=True).pvalue)
+
+
+def test_student_pvalue_zero_variance() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert math.isnan(
+            scipy_stats.ttest_ind([3.0, 3.0], [3.0, 3.0]).pvalue
+        )  # why the special case
+    assert student_pvalue([3.0, 3.0, 3.0], [3.0, 3.0]) == 1.0
+    assert student_pvalue([3.0, 3.0, 3.0], [4.0, 4.0]) == 0.0
+    assert (
+        0 < student_pvalue([3.0, 3.0, 3.0], [3.0, 4.0]) < 1
+    )  # one constant sample: SciPy's answer
+
+
+def test_student_pvalue_needs_two_runs() -> None:
+    with pytest.raises(ValueError, match="at least 2 runs"):
+        student_pvalue([1.0], [1.0, 2.0])
+
+
+def test_marks_match_scipy_on_a_hand_made_column() -> None:
+    samples = {
+        "km": [70.0, 71.0, 72.0, 70.5],
+        "ae-km": [72.0, 73.0, 74.0, 73.5],
+        "dcn-np": [40.0, 42.0, 41.0, 39.0],
+        "dkm-a": [60.0, 80.0, 75.0, 70.0],
+        "dcn-p": [74.5, 75.5, 76.0, 75.0],
+        "dkm-p": [75.0, 76.0, 77.0, 76.5],
+    }
+    best = {"bold": "dkm-p", "underline": "dkm-a"}
+    expected = {
+        mark: {
+            key
+            for key, runs in samples.items()
+            if key == best[mark] or scipy_stats.ttest_ind(runs, samples[best[mark]]).pvalue > 0.05
+        }
+        for mark in best
+    }
+    assert significance_marks(samples) == expected
+    assert (
+        "ae-km" not in expected["bold"] and "dcn-p" in expected["bold"]
+    )  # the example discriminates
+    assert expected["underline"] >= {
+        "km",
+        "ae-km",
+        "dkm-p",
+    }  # every row is tested against both bests
+
+
+def test_km_is_marked_but_never_defines_a_best() -> None:
+    samples = {"km": [90.0, 90.5, 91.0], "dkm-p": [80.0, 81.0, 82.0], "dkm-a": [70.0, 71.0, 72.0]}
+    marks = significance_marks(samples)
+    assert marks == {"bold": {"dkm-p"}, "underline": {"dkm-a"}}
+    close = {**samples, "km": [80.5, 81.0, 81.5]}
+    assert significance_marks(close)["bold"] == {"dkm-p", "km"}
+
+
+def test_custom_groups_and_empty_rows() -> None:
+    samples = {"a": [1.0, 2.0, 3.0], "b": [1.5, 2.5, 3.5], "c": []}
+    assert significance_marks(samples, {"bold": samples.keys()}) == {"bold": {"a", "b"}}
+    assert significance_marks(samples, {"bold": {"c"}}) == {"bold": frozenset()}
+
+
+def test_single_runs_mark_only_the_best() -> None:
+    samples = {"dkm-p": [80.0], "dcn-p": [79.9], "dkm-a": [50.0, 51.0], "dcn-np": [50.4]}
+    marks = significance_marks(samples)
+    assert marks["bold"] == {"dkm-p"}  # the best has one run: nothing can be tested
+    assert marks["underline"] == {"dkm-a"}  # dcn-np has one run: it is not tested
+
+
+def test_zero_variance_marks() -> None:
+    samples = {"dkm-p": [80.0, 80.0], "dcn-p": [80.0, 80.0], "ae-km": [79.0, 79.0]}
+    assert significance_marks(samples)["bold"] == {"dkm-p", "dcn-p"}
+
+
+def _paper_column(table: str, dataset: str, metric: str) -> dict[str, np.ndarray]:
+    """Runs with the paper's exact means and standard deviations, keyed by method id."""
+    return {
+        paper.method_id(row["model"]): runs_with(row["mean"], row["std"])
+        for row in paper.reported_results()
+        if (row["table"], row["dataset"], row["metric"])
+        == (paper.TABLE_KEYS[table], dataset, metric)
+    }
+
+
+def test_rule_reproduces_table2_mnist_acc() -> None:
+    # IDEC^np 61.8±3.0; DKM^a 82.3±3.2 underlined; IDEC^p 85.7±2.4 bold; DKM^p 84.0±2.2 both.
+    marks = significance_marks(_paper_column("table2", "MNIST", "ACC"))
+    assert marks == {"bold": {"idec-p", "dkm-p"}, "underline": {"dkm-a", "dkm-p"}}
+
+
+def test_rule_on_table1_usps_acc() -> None:
+    marks = significance_marks(_paper_column("table1", "USPS", "ACC"), DEFAULT_GROUPS)
+    # As in the paper: AE-KM 72.9±0.8 underlined (p = 0.25 against DKM^a 75.5±6.8), KM not,
+    # DKM^a and DKM^p bold and underlined.
+    assert {"ae-km", "dkm-a", "dkm-p"} <= marks["underline"] and "km" not in marks["underline"]
+    assert marks["bold"] == {"dkm-a", "dkm-p"}
+    # Unlike the paper, which does not underline DCN^p 73.0±0.8 (p = 0.26): an inconsistency.
+    assert "dcn-p" in marks["underline"]
+
+
+def test_compare_with_paper_matches_welch() -> None:
+    values = runs_with(74.0, 1.5, n=5)
+    result = compare_with_paper(values, 75.7, 1.3, 10)
+    expected = scipy_stats.ttest_ind_from_stats(74.0, 1.5, 5, 75.7, 1.3, 10, equal_var=False).pvalue
+    assert result.p_value == pytest.approx(expected)
+    assert result.difference == pytest.approx(-1.7)
+    assert (result.test, result.n, result.paper_n) == ("welch", 5, 10)
+    assert result.verdict == ("consistent" if expected > 0.05 else "worse")
+
+
+@pytest.mark.parametrize("mean, verdict", [(75.5, "consistent"), (80.0, "better"), (70.0, "worse")])
+def test_compare_with_paper_verdicts(mean: float, verdict: str) -> None:
+    assert compare_with_paper(runs_with(mean, 1.0), 75.7, 1.3).verdict == verdict
+
+
+@pytest.mark.parametrize(
+    "value, verdict", [(75.7 + 2.5, "consistent"), (75.7 + 2.6, "better"), (75.7 - 2.6, "worse")]
+)
+def test_single_run_uses_a_z_rule(value: float, verdict: str) -> None:
+    result = compare_with_paper([value], 75.7, 1.3)  # 1.96 * 1.3 = 2.548
+    assert (result.test, result.verdict) == ("z", verdict)
+    assert result.p_value == pytest.approx(2 * scipy_stats.norm.sf(abs(value - 75.7) / 1.3))
+
+
+def test_compare_zero_variance() -> None:
+    same = compare_with_paper([50.0, 50.0], 50.0, 0.0)
+    assert (same.verdict, same.p_value) == ("consistent", 1.0)
+    higher = compare_with_paper([51.0, 51.0], 50.0, 0.0)
+    assert (higher.verdict, higher.p_value) == ("better", 0.0)
+    assert compare_with_paper([49.0], 50.0, 0.0).verdict == "worse"
+
+
+def test_compare_errors() -> None:
+    with pytest.raises(ValueError, match="paper_n"):
+        compare_with_paper([1.0, 2.0], 1.0, 1.0, paper_n=1)
+    with pytest.raises(ValueError, match="std >= 0"):
+        compare_with_paper([1.0, 2.0], 1.0, -1.0)
+    with pytest.raises(ValueError, match="zero runs"):
+        compare_with_paper([], 1.0, 1.0)

@@ -1,0 +1,404 @@
+"""Tests of dkm.tables (and of dkm.paper, whose figures the tables show)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dkm import paper
+from dkm.results import new_record, records_to_dataframe
+from dkm.stats import significance_marks
+from dkm.tables import TABLES, Cell, build, render, selected_tradeoff
+
+WITHOUT = "Deep clustering approaches without pretraining"
+WITH = "Deep clustering approaches with pretraining"
+SHARED_JSON = Path(__file__).resolve().parents[2] / "shared" / "paper" / "reported_results.json"
+
+
+def runs_with(mean: float, std: float, n: int = 10) -> np.ndarray:
+    """n values whose mean and sample standard deviation are exactly the given ones."""
+    base = np.linspace(-1.0, 1.0, n)
+    return mean + std * (base - base.mean()) / base.std(ddof=1)
+
+
+def split(value: float) -> dict[str, float]:
+    return {"acc": value, "nmi": value - 0.05, "ari": value - 0.1}
+
+
+def fake_runs(
+    method: str,
+    dataset: str,
+    test_acc,
+    *,
+    tradeoff: float | None = 1.0,
+    val_acc=None,
+    km_acc=None,
+    distance: str = "euclidean",
+    scale: float = 1.0,
+) -> list[dict]:
+    """One record per value of ``test_acc`` (fractions); NMI = ACC - 0.05, ARI = ACC - 0.1.
+
+    Validation ACC defaults to 0.2 below the test ACC, so a table that read the validation
+    split would show different figures. ``km_acc`` fills ``kmeans_on_embedding``.
+    """
+    name = None if method in ("km", "ae-km") else paper.tradeoff_name(method)
+    params = {"distance": distance, "scale": scale, **({name: tradeoff} if name else {})}
+    val_acc = [acc - 0.2 for acc in test_acc] if val_acc is None else val_acc
+    records = []
+    for index, acc in enumerate(test_acc):
+        km = (
+            None
+            if km_acc is None
+            else {"validation": split(km_acc[index]), "test": split(km_acc[index])}
+        )
+        records.append(
+            new_record(
+                dataset,
+                method,
+                paper.PAPER_SEEDS[index % 10] + 10_000 * (index // 10),
+                params,
+                metrics={"validation": split(val_acc[index]), "test": split(float(acc))},
+                kmeans_on_embedding=km,
+                wall_time_s=1.0,
+            )
+        )
+    return records
+
+
+def paper_like_usps() -> list[dict]:
+    """Table 1's USPS ACC column, exactly (10 runs per method with the paper's mean and std)."""
+    records = []
+    for row in paper.reported_results():
+        if (row["table"], row["dataset"], row["metric"]) == (
+            "table1_kmeans_related",
+            "USPS",
+            "ACC",
+        ):
+            ref = paper.parse_model_label(row["model"])
+            tradeoff = (
+                None
+                if ref.method in ("km", "ae-km")
+                else paper.optimal_tradeoff(ref.method, "usps")
+            )
+            records += fake_runs(
+                ref.method, "usps", runs_with(row["mean"], row["std"]) / 100, tradeoff=tradeoff
+            )
+    return records
+
+
+def cell(table: pd.DataFrame, label: str, *column: str) -> Cell:
+    """The cell of a row label and a column, ``("USPS", "ACC")`` or ``("USPS",)``."""
+    row = table.xs(label, level=1).iloc[0]
+    return row[column if len(column) > 1 else column[0]]
+
+
+# ---------------------------------------------------------------- dkm.paper
+
+
+def test_shipped_json_is_the_shared_copy() -> None:
+    shipped = Path(paper.__file__).with_name("reported_results.json")
+    if SHARED_JSON.exists():
+        assert json.loads(shipped.read_text()) == json.loads(SHARED_JSON.read_text())
+    assert len(paper.reported_results()) == 164
+
+
+def test_paper_lookups() -> None:
+    assert paper.reported("table1", "DKM^p", "usps", "acc") == (75.7, 1.3, 10)
+    assert paper.reported("table1_kmeans_related", "dkm-p", "USPS", "ACC") == (75.7, 1.3, 10)
+    assert paper.reported("cosine", "DKM^a_ce", "20news", "ari") == (32.6, 1.0, 10)
+    assert paper.reported("friendliness", "DKM^a + KM", "usps", "acc") == (76.9, 4.9, 10)
+    with pytest.raises(ValueError, match="reports no ARI"):
+        paper.reported("table1", "DKM^p", "usps", "ari")
+    with pytest.raises(ValueError, match="unknown paper table"):
+        paper.reported("table9", "DKM^p", "usps", "acc")
+
+
+def test_paper_names() -> None:
+    assert paper.PAPER_SEEDS == (8905, 9129, 291, 4012, 1256, 6819, 4678, 6971, 1362, 575)
+    assert paper.parse_model_label("DKM^p_ce") == paper.ModelRef("dkm-p", "cosine")
+    assert paper.parse_model_label("DCN^p + KM") == paper.ModelRef("dcn-p", None, True)
+    assert paper.parse_model_label("AE-KM").label == "AE-KM"
+    assert paper.model_label("dkm-a", distance="euclidean") == "DKM^a_ee"
+    assert {paper.method_id(label): label for label in paper.METHOD_LABELS.values()} == dict(
+        paper.METHOD_LABELS
+    )
+    assert paper.dataset_id("20NEWS") == "20news" and paper.dataset_label("rcv1") == "RCV1"
+    for bad in ("DKM^x", "DKM^a_xe", "KMEANS"):
+        with pytest.raises(ValueError):
+            paper.parse_model_label(bad)
+
+
+def test_paper_tradeoffs_and_datasets() -> None:
+    assert paper.optimal_tradeoff("dkm-p", "usps") == 1.0
+    assert paper.optimal_tradeoff("idec-np", "RCV1") == 1e-4
+    assert paper.tradeoff_name("idec-p") == "gamma"
+    with pytest.raises(ValueError, match="no trade-off"):
+        paper.optimal_tradeoff("km", "usps")
+    with pytest.raises(ValueError, match="gives no optimal"):
+        paper.optimal_tradeoff("dkm-pa", "usps")
+    assert paper.dataset_statistics("MNIST") == {
+        "dataset": "mnist",
+        "samples": 70000,
+        "classes": 10,
+        "dimensions": 784,
+    }
+
+
+# ---------------------------------------------------------------- layout
+
+
+def test_table1_layout() -> None:
+    table = build("table1")
+    assert list(table.index) == [
+        ("", "KM"),
+        ("", "AE-KM"),
+        (WITHOUT, "DCN^np"),
+        (WITHOUT, "DKM^a"),
+        (WITH, "DCN^p"),
+        (WITH, "DKM^p"),
+    ]
+    assert list(table.columns) == [
+        (d, m) for d in ("MNIST", "USPS", "20NEWS", "RCV1") for m in ("ACC", "NMI")
+    ]
+
+
+@pytest.mark.parametrize(
+    "name, rows, first_column",
+    [
+        ("table2", ["IDEC^np", "DKM^a", "IDEC^p", "DKM^p"], ("MNIST", "ACC")),
+        ("ari1", ["KM", "AE-KM", "DCN^np", "DKM^a", "DCN^p", "DKM^p"], ("MNIST", "ARI")),
+        ("ari2", ["IDEC^np", "DKM^a", "IDEC^p", "DKM^p"], ("MNIST", "ARI")),
+        ("cosine", ["DKM^a_ee", "DKM^p_ee", "DKM^a_ce", "DKM^p_ce"], ("20NEWS", "ACC")),
+        ("friendliness", ["AE-KM", "DCN^p + KM", "DKM^a + KM", "DKM^p + KM"], ("MNIST", "ACC")),
+        (
+            "tradeoff",
+            ["λ (DKM^a)", "λ (DKM^p)", "λ (DCN^p)", "λ (DCN^np)", "γ (IDEC^p)", "γ (IDEC^np)"],
+            "MNIST",
+        ),
+        ("datasets", ["#Samples", "#Classes", "Dimensions"], "MNIST"),
+    ],
+)
+def test_other_layouts(name: str, rows: list[str], first_column) -> None:
+    table = build(name)
+    assert list(table.index.get_level_values(1)) == rows
+    assert table.columns[0] == first_column
+
+
+def test_every_paper_table_has_a_spec_matching_the_json() -> None:
+    for name, spec in TABLES.items():
+        if spec.paper_table is None:
+            continue
+        labels = {label for group in spec.groups for label in group.rows}
+        in_json = {
+            row["model"]
+            for row in paper.reported_results()
+            if row["table"] == paper.TABLE_KEYS[spec.paper_table]
+        }
+        assert labels == in_json, name
+
+
+# ---------------------------------------------------------------- cells and marks
+
+
+def test_cells_and_marks_follow_the_rule() -> None:
+    records = paper_like_usps()
+    table = build("table1", records)
+    dkm_p = cell(table, "DKM^p", "USPS", "ACC")
+    assert (dkm_p.text, dkm_p.bold, dkm_p.underline, dkm_p.note) == ("75.7±1.3", True, True, "")
+    samples = {
+        paper.method_id(label): list(cell(table, label, "USPS", "ACC").runs)
+        for label in table.index.get_level_values(1)
+    }
+    expected = significance_marks(samples)
+    for label in table.index.get_level_values(1):
+        got = cell(table, label, "USPS", "ACC")
+        assert (got.bold, got.underline) == (
+            paper.method_id(label) in expected["bold"],
+            paper.method_id(label) in expected["underline"],
+        ), label
+    ae_km, km = cell(table, "AE-KM", "USPS", "ACC"), cell(table, "KM", "USPS", "ACC")
+    # As in the paper: AE-KM underlined, KM unmarked.
+    assert (ae_km.text, ae_km.bold, ae_km.underline) == ("72.9±0.8", False, True)
+    assert (km.text, km.bold, km.underline) == ("67.3±0.1", False, False)
+    assert cell(table, "DKM^p", "MNIST", "ACC").text == "not run"
+
+
+def test_tables_use_the_test_split_only() -> None:
+    table = build("ari1", fake_runs("dkm-p", "usps", [0.80, 0.82], val_acc=[0.1, 0.1]))
+    assert cell(table, "DKM^p", "USPS", "ARI").text == "71.0±1.4"  # test ARI = ACC - 0.1
+
+
+def test_vs_paper_shows_the_papers_figures_exactly() -> None:
+    table = build("table1", paper_like_usps(), vs_paper=True)
+    target = cell(table, "DKM^p", "USPS", "ACC")
+    assert str(target) == "75.7±1.3 (paper 75.7±1.3, consistent)"
+    assert target.comparison.verdict == "consistent" and target.comparison.p_value == pytest.approx(
+        1.0
+    )
+    for row in paper.reported_results():
+        if row["table"] == "table1_kmeans_related":
+            shown = cell(table, row["model"], row["dataset"], row["metric"])
+            assert f"paper {row['mean']:.1f}±{row['std']:.1f}" in shown.note
+    assert str(cell(table, "KM", "MNIST", "ACC")) == "not run (paper 53.5±0.3)"
+
+
+def test_vs_paper_verdicts() -> None:
+    records = fake_runs("dkm-p", "usps", runs_with(0.70, 0.01)) + fake_runs(
+        "dkm-a", "usps", runs_with(0.9, 0.01)
+    )
+    table = build("table1", records, vs_paper=True)
+    assert cell(table, "DKM^p", "USPS", "ACC").note == "(paper 75.7±1.3, worse)"
+    assert cell(table, "DKM^a", "USPS", "ACC").note == "(paper 75.5±6.8, better)"
+
+
+def test_missing_cells_and_reasons() -> None:
+    records = fake_runs("dkm-p", "usps", [0.75, 0.76, 0.77])
+    table = build("table1", records, missing_reason={"rcv1": "not run: data unavailable"})
+    assert cell(table, "DKM^p", "RCV1", "ACC").text == "not run: data unavailable"
+    assert cell(table, "DKM^p", "MNIST", "NMI").text == "not run"
+    assert str(cell(table, "DKM^p", "USPS", "ACC")) == "76.0±1.0 (n=3)"
+    everywhere = build("table2", [], missing_reason="skipped")
+    assert {str(value) for value in everywhere.to_numpy().ravel()} == {"skipped"}
+
+
+def test_single_run_cell() -> None:
+    table = build("table1", fake_runs("dkm-p", "usps", [0.75]), vs_paper=True)
+    shown = cell(table, "DKM^p", "USPS", "ACC")
+    assert str(shown) == "75.0 (n=1, paper 75.7±1.3, consistent)"
+    assert shown.comparison.test == "z" and shown.bold and not shown.underline
+
+
+def test_duplicate_records_count_once() -> None:
+    records = fake_runs("dkm-p", "usps", [0.75, 0.77])
+    table = build("table1", records + records[:1])
+    assert sorted(cell(table, "DKM^p", "USPS", "ACC").runs) == pytest.approx([75.0, 77.0])
+
+
+def test_line_search_selects_the_best_validation_acc() -> None:
+    low = fake_runs("dkm-p", "usps", [0.60, 0.62], tradeoff=0.1, val_acc=[0.80, 0.80])
+    high = fake_runs("dkm-p", "usps", [0.75, 0.77], tradeoff=1.0, val_acc=[0.60, 0.60])
+    assert selected_tradeoff(records_to_dataframe(low + high)) == 0.1
+    assert cell(build("table1", low + high), "DKM^p", "USPS", "ACC").text == "61.0±1.4"
+    tradeoffs = build("tradeoff", low + high, vs_paper=True)
+    assert str(cell(tradeoffs, "λ (DKM^p)", "USPS")) == "1e-1 (paper 1e+0)"
+    assert str(cell(tradeoffs, "λ (DKM^p)", "MNIST")) == "1e+0 (paper)"
+    assert str(cell(tradeoffs, "γ (IDEC^np)", "RCV1")) == "1e-4 (paper)"
+    assert tradeoffs.attrs["scales"] == "1"
+
+
+def test_friendliness_reads_kmeans_on_embedding() -> None:
+    records = fake_runs("dkm-p", "usps", [0.70, 0.72], km_acc=[0.80, 0.82]) + fake_runs(
+        "ae-km", "usps", [0.60, 0.62], tradeoff=None
+    )
+    table = build("friendliness", records)
+    assert cell(table, "DKM^p + KM", "USPS", "ACC").text == "81.0±1.4"
+    assert cell(table, "AE-KM", "USPS", "NMI").text == "56.0±1.4"
+    assert cell(table, "DKM^a + KM", "USPS", "ACC").text == "not run"
+    assert (
+        cell(table, "DKM^p + KM", "USPS", "ACC").bold
+        and not cell(table, "AE-KM", "USPS", "ACC").bold
+    )
+
+
+def test_cosine_rows_filter_on_distance() -> None:
+    records = fake_runs("dkm-a", "20news", [0.45, 0.46], distance="euclidean") + fake_runs(
+        "dkm-a", "20news", [0.51, 0.52], distance="cosine"
+    )
+    table = build("cosine", records)
+    assert cell(table, "DKM^a_ee", "20NEWS", "ACC").text == "45.5±0.7"
+    assert cell(table, "DKM^a_ce", "20NEWS", "ACC").text == "51.5±0.7"
+    assert cell(table, "DKM^a_ce", "20NEWS", "ACC").bold
+    assert not cell(table, "DKM^a_ee", "20NEWS", "ACC").bold
+    assert cell(build("table1", records), "DKM^a", "20NEWS", "ACC").text == "45.5±0.7"
+
+
+def test_scale_label() -> None:
+    records = fake_runs("dkm-p", "usps", [0.75, 0.76], scale=0.1) + fake_runs(
+        "km", "mnist", [0.5], scale=0.25
+    )
+    table = build("table1", records)
+    assert table.attrs["scales"] == "0.1, 0.25"
+    assert "Runs at scale: 0.1, 0.25." in render(table)
+    assert build("table1").attrs["scales"] == "none"
+
+
+def test_datasets_table() -> None:
+    ours = [
+        {"dataset": "usps", "samples": 9298, "classes": 10, "dimensions": 256},
+        {"dataset": "mnist", "samples": 70000, "classes": 10, "dimensions": 784},
+    ]
+    table = build(
+        "datasets", ours, vs_paper=True, missing_reason={"rcv1": "not run: data unavailable"}
+    )
+    assert str(cell(table, "#Samples", "USPS")) == "9,298 (paper 9,298)"
+    assert str(cell(table, "Dimensions", "20NEWS")) == "not loaded (paper 2,000)"
+    assert cell(table, "#Classes", "RCV1").text == "not run: data unavailable"
+    with pytest.raises(ValueError, match="lack the keys"):
+        build("datasets", [{"dataset": "usps", "samples": 1}])
+
+
+def test_build_errors() -> None:
+    with pytest.raises(ValueError, match="unknown table"):
+        build("table3")
+    bad = fake_runs("dkm-p", "usps", [0.7])[0] | {"method": "dkm-x"}
+    with pytest.raises(ValueError, match="method"):
+        build("table1", [bad])
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def test_markdown_rendering() -> None:
+    text = render(build("table1", paper_like_usps()))
+    lines = text.splitlines()
+    assert lines[0].startswith("**Table 1")
+    assert lines[2].startswith("| Model | MNIST ACC | MNIST NMI | USPS ACC |")
+    assert f"| *{WITHOUT}* |" in text
+    assert "**_75.7±1.3_**" in text and "| _72.9±0.8_ |" in text and "| 67.3±0.1 |" in text
+    assert "Italic (the paper's underline): no significant difference" in text
+
+
+def test_html_rendering() -> None:
+    text = render("table1", "html", records=paper_like_usps(), vs_paper=True)
+    assert text.startswith("<table>") and text.rstrip().endswith("</table>")
+    assert '<th colspan="2">MNIST</th>' in text and "<td>DKM<sup>p</sup></td>" in text
+    assert "<b><u>75.7±1.3</u></b> (paper 75.7±1.3, consistent)" in text
+    assert f'<td colspan="9"><i>{WITHOUT}</i></td>' in text
+    assert "p &gt; 0.05" in text
+
+
+def test_latex_rendering() -> None:
+    text = render(
+        "cosine", "latex", records=fake_runs("dkm-a", "20news", [0.45, 0.46], distance="cosine")
+    )
+    assert r"\begin{tabular}{@{}lccc@{}}" in text and r"\bottomrule" in text
+    assert (
+        r"Model & ACC & NMI & ARI \\" in text
+    )  # the single dataset is in the title, not a header row
+    assert r"DKM$^{\mathrm{a}}_{\mathrm{ce}}$ & \textbf{45.5$\pm$0.7}" in text
+    table1 = render("table1", "latex", records=paper_like_usps())
+    assert r"& \multicolumn{2}{c}{MNIST} &" in table1 and r"\cmidrule(l){2-9}" in table1
+    assert r"\textbf{\underline{75.7$\pm$1.3}}" in table1
+    assert r"\multicolumn{9}{c}{" + WITHOUT + r"} \\" in table1
+    assert "$>$ 0.05" in table1
+
+
+def test_render_tradeoff_and_datasets_in_every_format() -> None:
+    for fmt in ("markdown", "html", "latex"):
+        assert "1e-4" in render("tradeoff", fmt)
+        assert "Dimensions" in render("datasets", fmt)
+    assert r"$\lambda$ (DKM$^{\mathrm{a}}$)" in render("tradeoff", "latex")
+    assert r"\#Samples" in render("datasets", "latex")
+
+
+def test_render_errors() -> None:
+    with pytest.raises(ValueError, match="unknown format"):
+        render("table1", "rst")
+    with pytest.raises(ValueError, match="only accepted with a table name"):
+        render(build("table1"), records=[])
+    with pytest.raises(ValueError, match="group, label"):
+        render(pd.DataFrame({"a": [1]}))
