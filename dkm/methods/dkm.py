@@ -12,7 +12,7 @@ from dkm.losses import dkm_clustering_term, get_distance, reconstruction_error
 from dkm.methods.common import (
     LoopConfig, MethodResult, kmeans_per_replica, nearest_center, run_epochs, scale_epochs,
 )
-from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, pretrain, start_network
+from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
 from dkm.training import BatchSampler, Trainer, embed
 
 
@@ -139,13 +139,8 @@ def fit_dkm(
     """
     data = tf.constant(X, tf.float32)
     architecture = loop.architecture(X.shape[1], embedding_dim or n_clusters)
-    history: dict[str, np.ndarray] = {}
-    if config.pretrain_epochs and pretrained is None:
-        pretrained = pretrain(data, architecture, seeds, config.pretrain_epochs, loop)
-    if config.pretrain_epochs:
-        history.update({f"pretrain_{k}": v for k, v in pretrained.history.items()})
-    autoencoder, optimizer = start_network(
-        architecture, seeds, loop, pretrained if config.pretrain_epochs else None,
+    autoencoder, optimizer, history = initial_network(
+        data, architecture, seeds, loop, config.pretrain_epochs, pretrained,
         config.carry_optimizer_state,
     )
     if config.pretrain_epochs:
