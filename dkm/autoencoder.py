@@ -126,6 +126,9 @@ class Autoencoder(tf.Module):
         self.params = [
             tf.Variable(np.asarray(v, np.float32), name=f"p{i}") for i, v in enumerate(values)
         ]
+        # One compiled function per network: a class-level tf.function would
+        # retrace (and warn) for every new instance.
+        self.encode_all = tf.function(self._encode_all, reduce_retracing=True)
 
     def _dense_stack(self, h: tf.Tensor, first: int, last: int, linear_last: bool) -> tf.Tensor:
         for layer in range(first, last):
@@ -138,8 +141,7 @@ class Autoencoder(tf.Module):
         """Embeddings ``h(x)``; ``x`` has shape ``(S, B, d)``, result ``(S, B, p)``."""
         return self._dense_stack(x, 0, self.architecture.n_encoder_layers, linear_last=True)
 
-    @tf.function(reduce_retracing=True)
-    def encode_all(self, x: tf.Tensor) -> tf.Tensor:
+    def _encode_all(self, x: tf.Tensor) -> tf.Tensor:
         """Embeddings of the same points ``x`` ``(B, d)`` by every replica, ``(S, B, p)``."""
         shape = tf.concat([[self.n_replicas], tf.shape(x)], axis=0)
         return self.encode(tf.broadcast_to(x[None], shape))
