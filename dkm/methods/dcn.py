@@ -37,14 +37,13 @@ from dkm.losses import reconstruction_error, squared_euclidean
 from dkm.methods.common import (
     LoopConfig,
     MethodResult,
-    kmeans_per_replica,
     network_result,
     run_epochs,
     scale_epochs,
 )
-from dkm.methods.dkm import uniform_representatives
+from dkm.methods.dkm import initial_centers
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
-from dkm.training import BatchSampler, Trainer, embed
+from dkm.training import BatchSampler, Trainer
 
 #: Initial value of the per-cluster counts in DCN's code.
 DCN_INITIAL_COUNT = 100.0
@@ -233,12 +232,9 @@ def fit_dcn(
         data, architecture, seeds, loop, config.pretrain_epochs, pretrained,
         config.carry_optimizer_state,
     )
-    if config.pretrain_epochs:
-        assignments, centroids = kmeans_per_replica(
-            embed(autoencoder, data), n_clusters, seeds, config.kmeans_restarts
-        )
-    else:
-        centroids = uniform_representatives(seeds, n_clusters, architecture.embedding_dim)
+    assignments, centroids = initial_centers(autoencoder, data, n_clusters, seeds,
+                                             bool(config.pretrain_epochs), config.kmeans_restarts)
+    if assignments is None:
         assignments = random_assignments(seeds, n_clusters, X.shape[0])
 
     objective = DCNObjective(autoencoder, centroids, assignments, config.lam, config.initial_count)

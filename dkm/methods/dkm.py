@@ -102,6 +102,20 @@ def uniform_representatives(
     ]).astype(np.float32)
 
 
+def initial_centers(
+    autoencoder, data: tf.Tensor, n_clusters: int, seeds: Sequence[int],
+    pretrained: bool, kmeans_restarts: int,
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """Where the centres start: k-means++ on the pretrained embedding, else U(-1, 1).
+
+    Returns the k-means labels ``(S, N)`` (``None`` without pretraining) and
+    the centres ``(S, K, p)``.
+    """
+    if pretrained:
+        return kmeans_per_replica(embed(autoencoder, data), n_clusters, seeds, kmeans_restarts)
+    return None, uniform_representatives(seeds, n_clusters, autoencoder.architecture.embedding_dim)
+
+
 def fit_dkm(
     X: np.ndarray,
     n_clusters: int,
@@ -143,12 +157,8 @@ def fit_dkm(
         data, architecture, seeds, loop, config.pretrain_epochs, pretrained,
         config.carry_optimizer_state,
     )
-    if config.pretrain_epochs:
-        _, representatives = kmeans_per_replica(
-            embed(autoencoder, data), n_clusters, seeds, config.kmeans_restarts
-        )
-    else:
-        representatives = uniform_representatives(seeds, n_clusters, architecture.embedding_dim)
+    _, representatives = initial_centers(autoencoder, data, n_clusters, seeds,
+                                         bool(config.pretrain_epochs), config.kmeans_restarts)
 
     objective = DKMObjective(representatives, config.lam, config.distance)
     trainer = Trainer(autoencoder, objective, data, optimizer, loop.jit_compile)
