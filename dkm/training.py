@@ -223,9 +223,18 @@ class Reconstruction:
         return None
 
 
+#: Name of the per-epoch curve every :class:`Trainer` records besides the
+#: objective's terms: the mean Euclidean norm of the embeddings ``‖h(x)‖`` of
+#: the epoch's minibatches (does a method shrink its representation?).
+EMBEDDING_NORM = "embedding_norm"
+
+
 @dataclass
 class EpochResult:
-    """Mean loss and mean of each named term over one epoch, per replica."""
+    """Mean loss and mean of each named term over one epoch, per replica.
+
+    ``terms`` holds the objective's named terms and :data:`EMBEDDING_NORM`.
+    """
 
     loss: np.ndarray
     terms: dict[str, np.ndarray]
@@ -263,6 +272,7 @@ class Trainer:
         self.variables = list(autoencoder.params) + list(objective.variables)
         for var in self.variables:  # create Adam's slots outside the graph
             optimizer.slots(var)
+        self.term_names = (*objective.term_names, EMBEDDING_NORM)
         self._epoch = tf.function(self._epoch_graph, jit_compile=jit_compile)
 
     def _step(self, indices: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
@@ -276,7 +286,8 @@ class Trainer:
         grads = tape.gradient(total, self.variables)
         self.optimizer.apply(grads, self.variables, getattr(self.objective, "active", None))
         self.objective.after_step(x, indices)
-        return replica_loss, [tf.reduce_mean(terms[n], axis=1) for n in self.objective.term_names]
+        terms = {**terms, EMBEDDING_NORM: tf.norm(h, axis=-1)}
+        return replica_loss, [tf.reduce_mean(terms[n], axis=1) for n in self.term_names]
 
     def _epoch_graph(self, batches: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
         n_steps = tf.shape(batches)[1]
@@ -289,7 +300,7 @@ class Trainer:
         _, loss_sum, term_sums = tf.while_loop(
             lambda k, *_: k < n_steps,
             body,
-            (tf.constant(0), zeros, [zeros for _ in self.objective.term_names]),
+            (tf.constant(0), zeros, [zeros for _ in self.term_names]),
         )
         steps = tf.cast(n_steps, tf.float32)
         return loss_sum / steps, [t / steps for t in term_sums]
@@ -299,7 +310,7 @@ class Trainer:
         loss, terms = self._epoch(tf.constant(batches, tf.int32))
         return EpochResult(
             loss=loss.numpy(),
-            terms={n: t.numpy() for n, t in zip(self.objective.term_names, terms)},
+            terms={n: t.numpy() for n, t in zip(self.term_names, terms)},
         )
 
 

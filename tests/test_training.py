@@ -98,3 +98,16 @@ def test_adam_state_carries_over():
     assert restored.iterations.numpy() == 1.0
     np.testing.assert_array_equal(restored.slots(autoencoder.params[0])[1].numpy(),
                                   adam.slots(autoencoder.params[0])[1].numpy())
+
+
+def test_every_epoch_records_the_mean_embedding_norm():
+    from dkm.training import EMBEDDING_NORM
+
+    data = np.random.default_rng(0).normal(size=(64, 8)).astype(np.float32)
+    architecture = Architecture(8, 3, (16,))
+    autoencoder = Autoencoder(architecture, [0, 1])
+    trainer = Trainer(autoencoder, Reconstruction(), tf.constant(data), Adam(), jit_compile=False)
+    before = np.linalg.norm(autoencoder.encode(tf.constant(np.stack([data, data]))).numpy(), axis=-1)
+    result = trainer.run_epoch(np.arange(64, dtype=np.int32).reshape(1, 1, 64).repeat(2, axis=0))
+    # one full-batch step: the norm is measured in the forward pass, before the update
+    np.testing.assert_allclose(result.terms[EMBEDDING_NORM], before.mean(axis=1), rtol=1e-5)

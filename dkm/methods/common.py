@@ -44,8 +44,9 @@ class MethodResult:
     centers : numpy.ndarray
         Cluster centres in the space where the clustering happens, ``(S, K, p)``.
     history : dict
-        Per-epoch curves, each ``(S, n_epochs)``: ``"loss"`` and the method's
-        named terms; pretraining curves are prefixed with ``"pretrain_"``.
+        Per-epoch curves, each ``(S, n_epochs)``: ``"loss"``, the method's
+        named terms and ``"embedding_norm"`` (mean ‖h(x)‖ over the epoch's
+        minibatches); pretraining curves are prefixed with ``"pretrain_"``.
     weights : list of numpy.ndarray or None
         Final autoencoder weights (replica axis first).
     """
@@ -73,7 +74,7 @@ def run_epochs(
     ``stop_when()`` is asked after each epoch; training ends early when it
     returns True (IDEC's stopping rule), so the history may be shorter.
     """
-    losses, terms = [], {name: [] for name in trainer.objective.term_names}
+    losses, terms = [], {name: [] for name in trainer.term_names}
     for epoch in tqdm(range(n_epochs), desc=description, disable=not progress, leave=False):
         if before_epoch is not None:
             before_epoch(epoch)

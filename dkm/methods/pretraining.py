@@ -211,6 +211,7 @@ def _stack_replicas(replicas: list[dict[str, np.ndarray]]) -> Pretrained:
             "iterations": float(first["iterations"]),
             "moments": [[stacked(f"moment1_{i}"), stacked(f"moment2_{i}")] for i in range(n_weights)],
         },
-        history={name.removeprefix("history_"): stacked(name)
-                 for name in first if name.startswith("history_")},
+        # Curves every replica has (entries cached by an older version may lack some).
+        history={name.removeprefix("history_"): stacked(name) for name in first
+                 if name.startswith("history_") and all(name in r for r in replicas)},
     )
