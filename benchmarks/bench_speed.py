@@ -1,13 +1,19 @@
-"""Training speed of the paper's autoencoder against this machine's matmul limit.
+"""Training speed of every method against this machine's matmul limit, and the protocol's cost.
 
-Times compiled training epochs (pretraining and DKM fine-tuning) of the
-USPS-sized ``256-500-500-2000-10`` autoencoder on 9,298 samples, batch 256,
-and prints one JSON object: samples/s, achieved GFLOP/s (≈ 6 × parameters
-FLOPs per sample: forward 2, backward 4) and the float32 matmul throughput
-measured in the same run. Random data of the USPS shape: speed does not
-depend on the values.
+For each dataset shape (the paper's sizes, random data: speed does not depend on the values),
+each method's training phase and each number of stacked replicas S, times compiled training
+steps (batch 256) and prints one JSON object per line:
 
-    python benchmarks/bench_speed.py [--replicas 1] [--epochs 5] [--samples 9298 --features 256]
+* ``{"kind": "matmul", ...}``: float32 matmul throughput measured in the same run;
+* ``{"kind": "phase", ...}``: seconds per step, samples/s in all and per replica, achieved GFLOP/s
+  (nominal 6 × parameters FLOPs per sample; DCN's extra forward pass and IDEC's target updates
+  make their real count higher) and its fraction of the matmul peak;
+* ``{"kind": "replica_ratio", ...}``: per-replica samples/s of the largest S over S = 1;
+* ``{"kind": "projection", ...}``: the full protocol's wall time on this machine (10 seeds, the
+  paper's epochs of every method, shared pretraining), from the measured epoch times, with the
+  fastest measured S per replica.
+
+    python benchmarks/bench_speed.py [--shape usps mnist] [--replicas 1 10] [--steps 40]
 """
 from __future__ import annotations
 
@@ -15,13 +21,21 @@ import argparse
 import json
 import platform
 import time
+from typing import Callable
 
 import numpy as np
 import tensorflow as tf
 
 from dkm.autoencoder import Architecture, Autoencoder
+from dkm.data import PAPER_STATISTICS
+from dkm.experiments import idec_update_interval, method_specs
+from dkm.methods.dcn import DCNObjective, random_assignments
 from dkm.methods.dkm import DKMObjective, uniform_representatives
+from dkm.methods.idec import IDECObjective
 from dkm.training import Adam, BatchSampler, Reconstruction, Trainer
+
+BATCH = 256
+SEEDS_IN_PROTOCOL = 10
 
 
 def matmul_gflops(size: int = 2048, repeats: int = 20) -> float:
@@ -40,64 +54,120 @@ def matmul_gflops(size: int = 2048, repeats: int = 20) -> float:
     return 2 * size**3 * repeats / best / 1e9
 
 
-def _timed(fn) -> float:
+def _timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
 
 
-def time_phase(trainer: Trainer, sampler: BatchSampler, epochs: int) -> float:
-    """Best seconds per epoch over ``epochs`` epochs, after one warm-up epoch."""
-    trainer.run_epoch(sampler.next_epoch())
-    return min(_timed(lambda: trainer.run_epoch(sampler.next_epoch())) for _ in range(epochs))
+def objective_for(phase: str, autoencoder: Autoencoder, data: tf.Tensor, shape: str,
+                  seeds: list[int]):
+    """The training objective of ``phase`` on ``S`` fresh replicas."""
+    n, k = int(data.shape[0]), PAPER_STATISTICS[shape]["classes"]
+    centers = uniform_representatives(seeds, k, k)
+    if phase == "pretraining":
+        return Reconstruction()
+    if phase == "dkm":
+        objective = DKMObjective(centers, 1.0)
+        objective.alpha.assign(1000.0)
+        return objective
+    if phase == "dcn":
+        return DCNObjective(autoencoder, centers, random_assignments(seeds, k, n), 0.1)
+    if phase == "idec":
+        # tol = -1: no replica ever stops, every step does the full work.
+        return IDECObjective(autoencoder, data, centers, 0.1, idec_update_interval(shape, n), tol=-1.0)
+    raise ValueError(phase)
+
+
+def time_phase(shape: str, phase: str, replicas: int, steps: int, repeats: int) -> dict:
+    """Best seconds per step of ``phase`` with ``replicas`` stacked replicas."""
+    stats = PAPER_STATISTICS[shape]
+    n, d, k = stats["samples"], stats["dimensions"], stats["classes"]
+    seeds = list(range(replicas))
+    data = tf.constant(np.random.default_rng(0).uniform(-1, 1, (n, d)), tf.float32)
+    architecture = Architecture(d, k)
+    autoencoder = Autoencoder(architecture, seeds)
+    trainer = Trainer(autoencoder, objective_for(phase, autoencoder, data, shape, seeds), data, Adam())
+    sampler = BatchSampler(n, BATCH, seeds, "finetune")
+    if phase == "idec":  # a window holding exactly one target update
+        steps = idec_update_interval(shape, n)
+    steps = min(steps, sampler.steps_per_epoch)
+    trainer.run_epoch(sampler.next_epoch()[:, :steps])  # compile and warm up
+    seconds = min(_timed(lambda: trainer.run_epoch(sampler.next_epoch()[:, :steps]))
+                  for _ in range(repeats)) / steps
+    samples_per_s = replicas * BATCH / seconds
+    return {
+        "kind": "phase", "shape": shape, "phase": phase, "replicas": replicas,
+        "parameters": architecture.n_parameters, "steps_timed": steps,
+        "seconds_per_step": seconds,
+        "seconds_per_epoch_per_replica": seconds * sampler.steps_per_epoch / replicas,
+        "samples_per_s": round(samples_per_s),
+        "samples_per_s_per_replica": round(samples_per_s / replicas),
+        "gflops": round(samples_per_s * 6 * architecture.n_parameters / 1e9, 1),
+    }
+
+
+def protocol_epochs(shape: str) -> dict[str, int]:
+    """Epochs of each training phase in the paper's protocol, per seed (most, for IDEC)."""
+    epochs = {"pretraining": 0, "dkm": 0, "dcn": 0, "idec": 0}
+    for name, spec in method_specs().items():
+        config = spec.config
+        epochs["pretraining"] = max(epochs["pretraining"], getattr(config, "pretrain_epochs", 0))
+        family = name.split("-")[0]
+        if family == "dkm":
+            epochs["dkm"] += len(config.schedule.per_epoch())
+        elif family in ("dcn", "idec"):
+            epochs[family] += config.epochs
+    return epochs
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=9298)
-    parser.add_argument("--features", type=int, default=256)
-    parser.add_argument("--clusters", type=int, default=10)
-    parser.add_argument("--replicas", type=int, default=1)
-    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--shape", nargs="+", default=["usps", "mnist"], choices=list(PAPER_STATISTICS))
+    parser.add_argument("--phase", nargs="+", default=["pretraining", "dkm", "dcn", "idec"])
+    parser.add_argument("--replicas", nargs="+", type=int, default=[1, 10])
+    parser.add_argument("--steps", type=int, default=40, help="steps per timed window (IDEC: its update interval)")
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
-    seeds = list(range(args.replicas))
-    data = tf.constant(np.random.default_rng(0).uniform(-1, 1, (args.samples, args.features)),
-                       tf.float32)
-    architecture = Architecture(args.features, args.clusters)
-    flops_per_sample = 6 * architecture.n_parameters
-    autoencoder = Autoencoder(architecture, seeds)
-    optimizer = Adam()
-    sampler = BatchSampler(args.samples, 256, seeds, "pretrain")
-    objectives = {
-        "pretraining": Reconstruction(),
-        "dkm_finetuning": DKMObjective(
-            uniform_representatives(seeds, args.clusters, args.clusters), 1.0
-        ),
-    }
     peak = matmul_gflops()
-    report = {
-        "machine": platform.processor() or platform.machine(),
-        "tensorflow": tf.__version__,
-        "devices": [d.name for d in tf.config.list_logical_devices()],
-        "samples": args.samples, "features": args.features, "replicas": args.replicas,
-        "parameters": architecture.n_parameters,
-        "matmul_gflops": round(peak, 1),
-    }
-    for name, objective in objectives.items():
-        if isinstance(objective, DKMObjective):
-            objective.alpha.assign(1000.0)
-        seconds = time_phase(Trainer(autoencoder, objective, data, optimizer), sampler, args.epochs)
-        samples = sampler.steps_per_epoch * sampler.batch_size * args.replicas
-        gflops = samples * flops_per_sample / seconds / 1e9
-        report[name] = {
-            "seconds_per_epoch": round(seconds, 3),
-            "samples_per_s": round(samples / seconds),
-            "samples_per_s_per_replica": round(samples / seconds / args.replicas),
-            "gflops": round(gflops, 1),
-            "fraction_of_matmul_peak": round(gflops / peak, 3),
-        }
-    print(json.dumps(report, indent=1))
+    emit({"kind": "matmul", "machine": platform.processor() or platform.machine(),
+          "tensorflow": tf.__version__, "devices": [d.name for d in tf.config.list_logical_devices()],
+          "matmul_gflops": round(peak, 1)})
+    for shape in args.shape:
+        rows = {}
+        for phase in args.phase:
+            for replicas in args.replicas:
+                row = time_phase(shape, phase, replicas, args.steps, args.repeats)
+                row["fraction_of_matmul_peak"] = round(row["gflops"] / peak, 3)
+                rows[phase, replicas] = row
+                emit(row)
+            low, high = min(args.replicas), max(args.replicas)
+            if low != high:
+                emit({"kind": "replica_ratio", "shape": shape, "phase": phase,
+                      "replicas": [low, high],
+                      "ratio": round(rows[phase, high]["samples_per_s_per_replica"]
+                                     / rows[phase, low]["samples_per_s_per_replica"], 3)})
+        emit(projection(shape, rows))
+
+
+def projection(shape: str, rows: dict) -> dict:
+    """Protocol wall time for ``shape`` from the fastest measured per-replica epoch time."""
+    epochs = protocol_epochs(shape)
+    seconds = 0.0
+    for phase, count in epochs.items():
+        times = [r["seconds_per_epoch_per_replica"] for (p, _), r in rows.items() if p == phase]
+        if times:
+            seconds += count * min(times) * SEEDS_IN_PROTOCOL
+    measured = sorted({p for p, _ in rows})
+    return {"kind": "projection", "shape": shape, "seeds": SEEDS_IN_PROTOCOL,
+            "epochs_per_seed": epochs, "phases_measured": measured,
+            "training_hours": round(seconds / 3600, 2)}
+
+
+def emit(row: dict) -> None:
+    print(json.dumps({k: round(v, 5) if isinstance(v, float) else v for k, v in row.items()}),
+          flush=True)
 
 
 if __name__ == "__main__":
