@@ -92,9 +92,11 @@ __all__ = [
     "Cell",
     "TABLES",
     "FORMATS",
+    "RESULT_TABLES",
     "selected_tradeoff",
     "build",
     "render",
+    "disagreements",
 ]
 
 #: Runs per cell in the paper; other counts are shown as ``(n=...)``.
@@ -932,3 +934,48 @@ def render(table: pd.DataFrame | str, fmt: str = "markdown", **build_options: An
             "render expects rows indexed by (group, label), as built by dkm.tables.build"
         )
     return _WRITERS[fmt](table, _FORMATS[fmt])
+
+
+#: The tables whose cells are compared with the paper's figures.
+RESULT_TABLES: tuple[str, ...] = tuple(n for n, s in TABLES.items() if s.kind == "results")
+
+
+def disagreements(
+    records: Iterable[Mapping[str, Any]], names: Sequence[str] = RESULT_TABLES
+) -> pd.DataFrame:
+    """Every result cell whose verdict against the paper is "better" or "worse".
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Run records, as for :func:`build`.
+    names : sequence of str
+        Tables to scan (default: every table of results).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per disagreeing cell: ``table``, ``dataset``, ``model``,
+        ``metric``, ``ours`` and ``paper`` (mean ± std, percent), ``n``,
+        ``difference`` (ours − paper), ``p_value`` and ``verdict``; empty
+        (with those columns) when every compared cell is consistent.
+    """
+    records = list(records)
+    rows = []
+    for name in names:
+        table = build(name, records, vs_paper=True)
+        for (_, model), row in table.iterrows():
+            for (dataset, metric), cell in row.items():
+                comparison = cell.comparison
+                if comparison is None or comparison.verdict == "consistent":
+                    continue
+                rows.append({
+                    "table": name, "dataset": dataset, "model": model, "metric": metric,
+                    "ours": _figure(comparison.mean, comparison.std),
+                    "paper": _figure(comparison.paper_mean, comparison.paper_std),
+                    "n": comparison.n, "difference": round(comparison.difference, 1),
+                    "p_value": comparison.p_value, "verdict": comparison.verdict,
+                })
+    columns = ["table", "dataset", "model", "metric", "ours", "paper", "n", "difference",
+               "p_value", "verdict"]
+    return pd.DataFrame(rows, columns=columns)

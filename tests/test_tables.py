@@ -402,3 +402,19 @@ def test_render_errors() -> None:
         render(build("table1"), records=[])
     with pytest.raises(ValueError, match="group, label"):
         render(pd.DataFrame({"a": [1]}))
+
+
+def test_disagreements_list_every_better_or_worse_cell_and_nothing_else() -> None:
+    from dkm.tables import disagreements
+
+    # the paper's own USPS ACC everywhere (consistent), except DKM^a far above it
+    records = [r for r in paper_like_usps() if r["method"] != "dkm-a"] + fake_runs(
+        "dkm-a", "usps", runs_with(0.9, 0.01), tradeoff=paper.optimal_tradeoff("dkm-a", "usps"))
+    found = disagreements(records, names=["table1"])
+    acc = found[found.metric == "ACC"]
+    assert list(acc.model) == ["DKM^a"] and list(acc.verdict) == ["better"]
+    assert acc.iloc[0].ours == "90.0±1.0" and acc.iloc[0].paper == "75.5±6.8"
+    assert acc.iloc[0].p_value < 0.05 and acc.iloc[0].difference == 14.5
+    # NMI of the fake runs is ACC - 5 points: every method disagrees there, all listed
+    assert set(found[found.metric == "NMI"].verdict) <= {"better", "worse"}
+    assert disagreements([], names=["table1"]).empty
