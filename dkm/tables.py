@@ -38,7 +38,8 @@ cosine; every other row: Euclidean); a record stored twice (same
 several trade-off values (a line search), the cell uses the value with the
 best mean validation ACC of the method itself, as the paper's protocol does
 (ties go to the smaller value); :func:`selected_tradeoff` exposes that
-choice, and the ``tradeoff`` table reports it. The mean and the sample
+choice, :func:`selected_tradeoffs` makes it for every line search in a set
+of records, and the ``tradeoff`` table reports it. The mean and the sample
 standard deviation are shown as ``75.7±1.3`` like the paper, with
 ``(n=3)`` added when a cell has a number of runs other than the paper's 10.
 A cell without records reads "not run", or the caller's reason.
@@ -94,6 +95,8 @@ __all__ = [
     "FORMATS",
     "RESULT_TABLES",
     "selected_tradeoff",
+    "SELECTED_TRADEOFF_COLUMNS",
+    "selected_tradeoffs",
     "build",
     "render",
     "disagreements",
@@ -359,6 +362,71 @@ def selected_tradeoff(runs: pd.DataFrame) -> float:
     """
     means = runs.groupby("tradeoff")["val_acc"].mean().dropna()
     return float(means.idxmax()) if len(means) else math.nan
+
+
+#: Columns of :func:`selected_tradeoffs`, in order.
+SELECTED_TRADEOFF_COLUMNS = (
+    "dataset",
+    "method",
+    "distance",
+    "tradeoff_name",
+    "values",
+    "selected",
+    "runs",
+    "val_acc",
+    "test_acc",
+)
+
+
+def selected_tradeoffs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """The validation-optimal λ or γ of every line search in the records.
+
+    The records are grouped by dataset, method and distance; in each group
+    :func:`selected_tradeoff` picks the value with the best mean validation
+    ACC (ties go to the smaller value), the choice the result tables make.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Run records (:mod:`dkm.results`); a record stored twice (same
+        ``config_hash``) counts once. Records of methods without a
+        trade-off (KM, AE-KM) are ignored.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (dataset, method, distance), sorted, with the columns
+        :data:`SELECTED_TRADEOFF_COLUMNS`: ``tradeoff_name`` (``"lambda"``
+        or ``"gamma"``), ``values`` (how many distinct values were run: 1
+        means no line search), ``selected`` (NaN without validation
+        labels), ``runs`` (the runs at the selected value) and ``val_acc``
+        / ``test_acc`` (their mean ACC, fractions).
+
+    Raises
+    ------
+    ValueError
+        For an invalid record.
+    """
+    frame = _records_frame(records)
+    frame = frame[frame["tradeoff"].notna()]
+    rows = []
+    for (dataset, method, distance), runs in frame.groupby(["dataset", "method", "distance"]):
+        chosen = selected_tradeoff(runs)
+        at_chosen = runs[runs["tradeoff"] == chosen]
+        rows.append(
+            {
+                "dataset": dataset,
+                "method": method,
+                "distance": distance,
+                "tradeoff_name": runs["tradeoff_name"].iloc[0],
+                "values": int(runs["tradeoff"].nunique()),
+                "selected": chosen,
+                "runs": len(at_chosen),
+                "val_acc": float(at_chosen["val_acc"].mean()) if len(at_chosen) else math.nan,
+                "test_acc": float(at_chosen["test_acc"].mean()) if len(at_chosen) else math.nan,
+            }
+        )
+    return pd.DataFrame(rows, columns=list(SELECTED_TRADEOFF_COLUMNS))
 
 
 def _selected_runs(runs: pd.DataFrame) -> pd.DataFrame:

@@ -12,7 +12,15 @@ import pytest
 from dkm import paper
 from dkm.results import new_record, records_to_dataframe
 from dkm.stats import significance_marks
-from dkm.tables import TABLES, Cell, build, render, selected_tradeoff
+from dkm.tables import (
+    SELECTED_TRADEOFF_COLUMNS,
+    TABLES,
+    Cell,
+    build,
+    render,
+    selected_tradeoff,
+    selected_tradeoffs,
+)
 
 WITHOUT = "Deep clustering approaches without pretraining"
 WITH = "Deep clustering approaches with pretraining"
@@ -288,6 +296,45 @@ def test_line_search_selects_the_best_validation_acc() -> None:
     assert str(cell(tradeoffs, "λ (DKM^p)", "MNIST")) == "1e+0 (paper)"
     assert str(cell(tradeoffs, "γ (IDEC^np)", "RCV1")) == "1e-4 (paper)"
     assert tradeoffs.attrs["scales"] == "1"
+
+
+def test_selected_tradeoffs_per_dataset_method_and_distance() -> None:
+    low = fake_runs("dkm-p", "usps", [0.60, 0.62], tradeoff=0.1, val_acc=[0.80, 0.80])
+    high = fake_runs("dkm-p", "usps", [0.75, 0.77], tradeoff=1.0, val_acc=[0.60, 0.60])
+    tie_low = fake_runs("dcn-p", "digits", [0.50, 0.52], tradeoff=0.01, val_acc=[0.70, 0.70])
+    tie_high = fake_runs("dcn-p", "digits", [0.90, 0.92], tradeoff=10.0, val_acc=[0.70, 0.70])
+    single = fake_runs("idec-p", "usps", [0.70], tradeoff=1e-3, val_acc=[0.65])
+    cosine = fake_runs("dkm-p", "usps", [0.40], tradeoff=10.0, distance="cosine")
+    baseline = fake_runs("ae-km", "usps", [0.70], tradeoff=None)
+    records = low + high + tie_low + tie_high + single + cosine + baseline + low[:1]
+
+    table = selected_tradeoffs(records)
+    assert tuple(table.columns) == SELECTED_TRADEOFF_COLUMNS
+    rows = table.set_index(["dataset", "method", "distance"])
+    assert list(rows.index) == [
+        ("digits", "dcn-p", "euclidean"),
+        ("usps", "dkm-p", "cosine"),
+        ("usps", "dkm-p", "euclidean"),
+        ("usps", "idec-p", "euclidean"),
+    ]
+    chosen = rows.loc["usps", "dkm-p", "euclidean"]
+    assert (chosen["selected"], chosen["values"], chosen["runs"]) == (0.1, 2, 2)
+    assert chosen["val_acc"] == pytest.approx(0.80) and chosen["test_acc"] == pytest.approx(0.61)
+    assert chosen["tradeoff_name"] == "lambda"
+    assert rows.loc["digits", "dcn-p", "euclidean"]["selected"] == 0.01  # a tie: the smaller
+    assert rows.loc["usps", "idec-p", "euclidean"][["tradeoff_name", "values"]].tolist() == [
+        "gamma",
+        1,
+    ]
+    # The same choice as the result tables and the trade-off table.
+    assert selected_tradeoff(records_to_dataframe(low + high)) == chosen["selected"]
+    assert str(cell(build("tradeoff", records), "λ (DKM^p)", "USPS")) == "1e-1"
+
+
+def test_selected_tradeoffs_of_no_line_search_is_empty() -> None:
+    assert selected_tradeoffs([]).empty
+    table = selected_tradeoffs(fake_runs("km", "usps", [0.6], tradeoff=None))
+    assert table.empty and tuple(table.columns) == SELECTED_TRADEOFF_COLUMNS
 
 
 def test_friendliness_reads_kmeans_on_embedding() -> None:
