@@ -79,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--label-column", default=None,
                      help="CSV files: the column holding the labels")
     run.add_argument("--seeds-per-batch", type=_positive_int, default=None,
-                     help="seeds trained together as one batched computation (default: all)")
+                     help="seeds trained together as one batched computation (default: all "
+                          "on a GPU, one at a time on a CPU)")
     run.add_argument("--data-home", default=None,
                      help="directory of the named datasets (default: $DKM_DATA_HOME, then a "
                           "per-user cache)")

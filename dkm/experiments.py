@@ -350,6 +350,11 @@ def run_grid(
     that was interrupted continues where it stopped; each finished batch of
     seeds is appended at once, so nothing finished is lost.
 
+    ``seeds_per_batch`` seeds train together as stacked replicas; by default
+    all of them on a GPU and one at a time on a CPU
+    (:func:`dkm.training.default_seeds_per_batch`). The results do not
+    depend on it.
+
     Returns
     -------
     int
@@ -358,6 +363,7 @@ def run_grid(
     from tqdm.auto import tqdm
 
     from dkm.methods.common import LoopConfig
+    from dkm.training import default_seeds_per_batch
 
     store = ResultsStore(results)
     loop = loop or LoopConfig(progress=False)
@@ -368,7 +374,7 @@ def run_grid(
         cells = grid_cells(methods, data.name, lambda_search, overrides)
         for cell in tqdm(cells, desc=data.name, disable=not progress):
             todo = _missing_seeds(store, data, cell, seeds, scale, loop)
-            batch = seeds_per_batch or len(todo) or 1
+            batch = seeds_per_batch or default_seeds_per_batch(max(len(todo), 1))
             for start in range(0, len(todo), batch):
                 chunk = todo[start:start + batch]
                 log(f"{data.name} {cell.method} tradeoff={cell.tradeoff} seeds={chunk}")
@@ -387,3 +393,83 @@ def _missing_seeds(store: ResultsStore, data: Dataset, cell: Cell, seeds: Sequen
     params = run_params(cell.method, config, loop, scale, spec.tradeoff, data_fingerprint(data))
     done = store.completed_hashes()
     return [int(s) for s in seeds if config_hash(data.name, cell.method, int(s), params) not in done]
+
+
+def fit_methods(
+    dataset: str | Dataset,
+    methods: Iterable[str],
+    seeds: Sequence[int],
+    *,
+    scale: float = 1.0,
+    tradeoffs: dict[str, float] | None = None,
+    loop: Any = None,
+) -> dict[str, Any]:
+    """Train several methods on one dataset from one shared pretraining.
+
+    The protocol of :func:`run_seeds` without the records: each method is
+    trained on all points for every seed (stacked replicas) and its full
+    result is returned, embeddings and per-epoch history included (for
+    figures such as the t-SNE of the final embeddings). The pretraining is
+    computed once, in memory, and every pretrained method starts from it, so
+    that for a given seed AE-KM's embedding *is* the starting point of DCN^p,
+    IDEC^p and DKM^p.
+
+    Parameters
+    ----------
+    dataset : str or Dataset
+        The data; a name or path is loaded with :func:`dkm.data.load`.
+    methods : iterable of str
+        Method ids among :func:`available_methods`, trained in this order.
+    seeds : sequence of int
+        The seeds, trained together as stacked replicas.
+    scale : float
+        Multiplies every epoch count, the pretraining's included (> 0).
+    tradeoffs : dict, optional
+        λ (DKM, DCN) or γ (IDEC) by method id; a method left out gets the
+        paper's value for the dataset (:func:`default_tradeoff`).
+    loop : LoopConfig, optional
+        Settings of the shared training loop (the paper's, without progress
+        bars, by default).
+
+    Returns
+    -------
+    dict of str to MethodResult
+        One result per method, in the order of ``methods``; pretrained
+        methods carry the pretraining's curves as ``"pretrain_*"`` history.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, a trade-off given for a method without one,
+        or ``scale <= 0``.
+    """
+    from dkm.methods.common import LoopConfig
+    from dkm.methods.pretraining import load_or_pretrain
+
+    if not scale > 0:
+        raise ValueError(f"scale must be > 0, got {scale!r}")
+    methods = list(methods)
+    tradeoffs = dict(tradeoffs or {})
+    for method in methods:
+        _spec(method)
+    for method in tradeoffs:
+        if method not in methods or _spec(method).tradeoff is None:
+            raise ValueError(f"a trade-off was given for {method!r}, which is not among the "
+                             f"methods or has no trade-off")
+    data = dataset if isinstance(dataset, Dataset) else load(dataset)
+    loop = loop or LoopConfig(progress=False)
+    architecture = loop.architecture(data.n_features, data.n_clusters)
+    pretrainings: dict[int, Any] = {}   # one per number of pretraining epochs
+    results = {}
+    for method in methods:
+        spec = _spec(method)
+        config = _configure(method, data, tradeoffs.get(method), scale, {})
+        kwargs = {}
+        if spec.pretrained:
+            epochs = config.pretrain_epochs
+            if epochs not in pretrainings:
+                pretrainings[epochs] = load_or_pretrain(data.X, architecture, list(seeds), epochs,
+                                                        loop, cache_dir=None)
+            kwargs["pretrained"] = pretrainings[epochs]
+        results[method] = spec.fit(data.X, data.n_clusters, list(seeds), config, loop, **kwargs)
+    return results

@@ -45,6 +45,21 @@ def enable_determinism() -> None:
         _determinism_enabled = True
 
 
+def default_seeds_per_batch(n_seeds: int) -> int:
+    """How many seeds the protocol trains as one stacked computation by default.
+
+    On a GPU, all of them: one seed's matmuls are too small to keep it busy,
+    and stacking the seeds' networks fills it. On a CPU, one: a single
+    network already keeps the cores near their matmul limit, and stacking
+    costs speed per seed there (``benchmarks/README.md``), so the seeds run
+    one after the other. Either way every seed gets the same result (to
+    float32 round-off) as a run of its own.
+    """
+    if n_seeds < 1:
+        raise ValueError(f"n_seeds must be at least 1, got {n_seeds}")
+    return n_seeds if tf.config.list_physical_devices("GPU") else 1
+
+
 class BatchSampler:
     """Seeded minibatch indices for ``S`` replicas, one epoch at a time.
 

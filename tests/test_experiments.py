@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from dkm.data import load
-from dkm.experiments import grid_cells, run_grid, run_seeds, TRADEOFF_GRID
+from dkm.experiments import fit_methods, grid_cells, run_grid, run_seeds, TRADEOFF_GRID
 from dkm.methods.common import LoopConfig
 from dkm.results import ResultsStore
 
@@ -138,3 +138,50 @@ def test_cli_run_then_report(tmp_path):
     report = _cli("report", "--results", str(store), "--table", "table1", "--vs-paper")
     assert report.returncode == 0, report.stderr
     assert "AE-KM" in report.stdout and "72.9" in report.stdout  # the paper's USPS AE-KM ACC
+
+
+def test_fit_methods_shares_one_pretraining_and_returns_embeddings(digits, monkeypatch):
+    import tensorflow as tf
+
+    import dkm.methods.pretraining as pretraining
+    from dkm.autoencoder import Autoencoder
+    from dkm.training import embed
+
+    computed = []
+
+    def counting_pretrain(*args, **kwargs):
+        computed.append(original(*args, **kwargs))
+        return computed[-1]
+
+    original = pretraining.pretrain
+    monkeypatch.setattr(pretraining, "pretrain", counting_pretrain)
+    loop = LoopConfig(hidden_sizes=(32,), progress=False)
+    seeds = [1, 2]
+    results = fit_methods(digits, ["ae-km", "dkm-p", "dcn-p", "km"], seeds, scale=0.04,
+                          tradeoffs={"dkm-p": 0.5}, loop=loop)
+    assert list(results) == ["ae-km", "dkm-p", "dcn-p", "km"]
+    assert len(computed) == 1                       # one pretraining, shared by three methods
+    n, p = digits.n_samples, digits.n_clusters
+    for name, result in results.items():
+        assert result.labels.shape == (2, n)
+        if name != "km":
+            assert result.embeddings.shape == (2, n, p)
+    # AE-KM's embedding is the pretrained network's: where DKM^p and DCN^p start.
+    start = Autoencoder(loop.architecture(digits.n_features, p), seeds, weights=computed[0].weights)
+    np.testing.assert_array_equal(results["ae-km"].embeddings, embed(start, tf.constant(digits.X)))
+    for name in ("ae-km", "dkm-p", "dcn-p"):
+        history = results[name].history
+        np.testing.assert_array_equal(history["pretrain_loss"], computed[0].history["loss"])
+        assert history["pretrain_embedding_norm"].shape == (2, 2)   # 50 epochs × 0.04
+    for name, epochs in (("dkm-p", 4), ("dcn-p", 2)):                # 100 and 50 × 0.04
+        norm = results[name].history["embedding_norm"]
+        assert norm.shape == (2, epochs) and np.isfinite(norm).all() and (norm > 0).all()
+
+
+def test_fit_methods_rejects_unknown_methods_and_misplaced_tradeoffs(digits):
+    with pytest.raises(ValueError, match="unknown method"):
+        fit_methods(digits, ["kmeans"], [1])
+    with pytest.raises(ValueError, match="trade-off"):
+        fit_methods(digits, ["ae-km"], [1], tradeoffs={"ae-km": 1.0})
+    with pytest.raises(ValueError, match="scale"):
+        fit_methods(digits, ["km"], [1], scale=0)

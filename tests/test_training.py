@@ -111,3 +111,15 @@ def test_every_epoch_records_the_mean_embedding_norm():
     result = trainer.run_epoch(np.arange(64, dtype=np.int32).reshape(1, 1, 64).repeat(2, axis=0))
     # one full-batch step: the norm is measured in the forward pass, before the update
     np.testing.assert_allclose(result.terms[EMBEDDING_NORM], before.mean(axis=1), rtol=1e-5)
+
+
+def test_default_seeds_per_batch_stacks_on_a_gpu_only(monkeypatch):
+    from dkm.training import default_seeds_per_batch
+
+    monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind=None: [])
+    assert default_seeds_per_batch(10) == 1
+    monkeypatch.setattr(tf.config, "list_physical_devices",
+                        lambda kind=None: ["GPU:0"] if kind == "GPU" else [])
+    assert default_seeds_per_batch(10) == 10
+    with pytest.raises(ValueError, match="at least 1"):
+        default_seeds_per_batch(0)
