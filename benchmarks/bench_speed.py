@@ -5,13 +5,16 @@ each method's training phase and each number of stacked replicas S, times compil
 steps (batch 256) and prints one JSON object per line:
 
 * ``{"kind": "matmul", ...}``: float32 matmul throughput measured in the same run;
-* ``{"kind": "phase", ...}``: seconds per step, samples/s in all and per replica, achieved GFLOP/s
-  (nominal 6 × parameters FLOPs per sample; DCN's extra forward pass and IDEC's target updates
-  make their real count higher) and its fraction of the matmul peak;
-* ``{"kind": "replica_ratio", ...}``: per-replica samples/s of the largest S over S = 1;
+* ``{"kind": "phase", ...}``: seconds per step, samples/s (a sample of each replica counts, so
+  S replicas at 1,000 samples/s each make 1,000 · S), seconds per epoch per replica, achieved
+  GFLOP/s (nominal 6 × parameters FLOPs per sample; DCN's extra forward pass and IDEC's target
+  updates make their real count higher) and its fraction of the matmul peak;
+* ``{"kind": "replica_ratio", ...}``: samples/s of the largest S over that of S = 1: 1 means that
+  stacking S seeds costs nothing against running them one after the other, 5 that it is five
+  times faster;
 * ``{"kind": "projection", ...}``: the full protocol's wall time on this machine (10 seeds, the
-  paper's epochs of every method, shared pretraining), from the measured epoch times, with the
-  fastest measured S per replica.
+  paper's eight methods at their epochs, shared pretraining), from the measured epoch times, with
+  the fastest measured S.
 
     python benchmarks/bench_speed.py [--shape usps mnist] [--replicas 1 10] [--steps 40]
 """
@@ -27,6 +30,7 @@ import numpy as np
 import tensorflow as tf
 
 from dkm.autoencoder import Architecture, Autoencoder
+from dkm.cli import PAPER_METHODS
 from dkm.data import PAPER_STATISTICS
 from dkm.experiments import idec_update_interval, method_specs
 from dkm.methods.dcn import DCNObjective, random_assignments
@@ -102,16 +106,15 @@ def time_phase(shape: str, phase: str, replicas: int, steps: int, repeats: int) 
         "seconds_per_step": seconds,
         "seconds_per_epoch_per_replica": seconds * sampler.steps_per_epoch / replicas,
         "samples_per_s": round(samples_per_s),
-        "samples_per_s_per_replica": round(samples_per_s / replicas),
         "gflops": round(samples_per_s * 6 * architecture.n_parameters / 1e9, 1),
     }
 
 
-def protocol_epochs(shape: str) -> dict[str, int]:
-    """Epochs of each training phase in the paper's protocol, per seed (most, for IDEC)."""
+def protocol_epochs() -> dict[str, int]:
+    """Epochs of each training phase of the paper's eight methods, per seed (most, for IDEC)."""
     epochs = {"pretraining": 0, "dkm": 0, "dcn": 0, "idec": 0}
-    for name, spec in method_specs().items():
-        config = spec.config
+    for name in PAPER_METHODS:
+        config = method_specs()[name].config
         epochs["pretraining"] = max(epochs["pretraining"], getattr(config, "pretrain_epochs", 0))
         family = name.split("-")[0]
         if family == "dkm":
@@ -146,14 +149,14 @@ def main() -> None:
             if low != high:
                 emit({"kind": "replica_ratio", "shape": shape, "phase": phase,
                       "replicas": [low, high],
-                      "ratio": round(rows[phase, high]["samples_per_s_per_replica"]
-                                     / rows[phase, low]["samples_per_s_per_replica"], 3)})
+                      "ratio": round(rows[phase, high]["samples_per_s"]
+                                     / rows[phase, low]["samples_per_s"], 3)})
         emit(projection(shape, rows))
 
 
 def projection(shape: str, rows: dict) -> dict:
     """Protocol wall time for ``shape`` from the fastest measured per-replica epoch time."""
-    epochs = protocol_epochs(shape)
+    epochs = protocol_epochs()
     seconds = 0.0
     for phase, count in epochs.items():
         times = [r["seconds_per_epoch_per_replica"] for (p, _), r in rows.items() if p == phase]
