@@ -59,7 +59,11 @@ def soft_assignment(distances: tf.Tensor, alpha: tf.Tensor | float) -> tf.Tensor
     nor its gradient (the softmax is invariant to a per-row constant).
     """
     shifted = distances - tf.reduce_min(distances, axis=-1, keepdims=True)
-    logits = -tf.cast(alpha, distances.dtype) * shifted
+    # A Python α becomes a constant of the distances' dtype directly: through
+    # tf.cast it would be rounded to float32 first.
+    alpha = tf.cast(alpha, distances.dtype) if tf.is_tensor(alpha) \
+        else tf.constant(alpha, distances.dtype)
+    logits = -alpha * shifted
     weights = tf.exp(logits)
     return weights / tf.reduce_sum(weights, axis=-1, keepdims=True)
 

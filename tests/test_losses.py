@@ -128,3 +128,14 @@ def test_gradient_includes_the_softmax_path():
         full = tf.reduce_sum(dkm_clustering_term(d, 2.0))
         stopped = tf.reduce_sum(d * tf.stop_gradient(soft_assignment(d, 2.0)))
     assert not np.allclose(tape.gradient(full, h).numpy(), tape.gradient(stopped, h).numpy())
+
+
+def test_soft_assignment_keeps_a_python_alpha_in_float64():
+    from dkm.losses import soft_assignment
+
+    distances = np.array([[0.3, 1.7, 2.9]])
+    alpha = 0.1  # not representable in float32
+    expected = np.exp(-alpha * (distances - distances.min()))
+    expected /= expected.sum()
+    got = soft_assignment(tf.constant(distances, tf.float64), alpha).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-14)
