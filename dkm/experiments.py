@@ -444,7 +444,6 @@ def fit_methods(
         or ``scale <= 0``.
     """
     from dkm.methods.common import LoopConfig
-    from dkm.methods.pretraining import load_or_pretrain
 
     if not scale > 0:
         raise ValueError(f"scale must be > 0, got {scale!r}")
@@ -458,7 +457,6 @@ def fit_methods(
                              f"methods or has no trade-off")
     data = dataset if isinstance(dataset, Dataset) else load(dataset)
     loop = loop or LoopConfig(progress=False)
-    architecture = loop.architecture(data.n_features, data.n_clusters)
     pretrainings: dict[int, Any] = {}   # one per number of pretraining epochs
     results = {}
     for method in methods:
@@ -468,8 +466,7 @@ def fit_methods(
         if spec.pretrained:
             epochs = config.pretrain_epochs
             if epochs not in pretrainings:
-                pretrainings[epochs] = load_or_pretrain(data.X, architecture, list(seeds), epochs,
-                                                        loop, cache_dir=None)
+                pretrainings[epochs] = _shared_pretraining(data, list(seeds), config, loop, None)
             kwargs["pretrained"] = pretrainings[epochs]
         results[method] = spec.fit(data.X, data.n_clusters, list(seeds), config, loop, **kwargs)
     return results
