@@ -7,18 +7,16 @@ part (the records' ``metrics["test"]``). IDEC^p starts from the protocol's
 cached pretraining (``results/.pretraining-cache``), so that with the
 protocol's settings a run reproduces its record exactly.
 
-Two checks behind chapter 7:
-
-* IDEC's stopping rule (IDEC stops when fewer than ``tol`` = 0.1 % of the
-  points change cluster between two target updates; ``tol = -1`` switches it
-  off)::
+The check behind chapter 7's USPS IDEC^np sentence, IDEC's stopping rule
+(IDEC stops when fewer than ``tol`` = 0.1 % of the points change cluster
+between two target updates; ``tol = -1`` switches it off)::
 
     python benchmarks/check_idec.py --dataset usps --variant idec-np \\
         --seed 291 --seed 1256 --config tol=0.001 --config tol=-1
 
-* IDEC's target update interval on 20NEWS, which IDEC's authors never set
-  (the protocol's: half an epoch, 37 iterations; IDEC's text setting, for
-  Reuters: 3)::
+Another use, not run so far: IDEC's target update interval on 20NEWS, which
+IDEC's authors never set (the protocol's: half an epoch, 37 iterations;
+IDEC's text setting, for Reuters: 3)::
 
     python benchmarks/check_idec.py --dataset 20news --variant idec-p \\
         --seed 8905 --config update_interval=37 --config update_interval=3
@@ -45,7 +43,7 @@ from dkm.training import enable_determinism
 CACHE = Path(__file__).resolve().parents[1] / "results" / ".pretraining-cache"
 
 
-def parse_setting(text: str) -> tuple[str, float]:
+def parse_setting(text: str) -> tuple[str, int | float]:
     """``"tol=-1"`` -> ``("tol", -1.0)``; integers stay integers."""
     name, _, value = text.partition("=")
     if not value:
