@@ -116,8 +116,27 @@ def default_tradeoff(method: str, dataset: str) -> float | None:
         return float(getattr(spec.config, "lam", getattr(spec.config, "gamma", 1.0)))
 
 
-def _configure(method: str, dataset: Dataset, tradeoff: float | None, scale: float,
-               overrides: dict[str, Any]) -> Any:
+def configure(method: str, dataset: Dataset, tradeoff: float | None = None, scale: float = 1.0,
+              overrides: dict[str, Any] | None = None) -> Any:
+    """The configuration the protocol trains ``method`` with on ``dataset``.
+
+    Parameters
+    ----------
+    method : str
+        A method id (see :func:`available_methods`).
+    dataset : Dataset
+        The data; its name picks the paper's trade-off and IDEC's update interval.
+    tradeoff : float, optional
+        λ or γ; the paper's value for this dataset when None.
+    scale : float
+        Multiplies every epoch count (1 = the paper's).
+    overrides : dict, optional
+        Fields of the method's configuration to change, applied last.
+
+    Returns
+    -------
+    The method's configuration dataclass.
+    """
     spec = _spec(method)
     config = spec.config
     if method.startswith("idec"):
@@ -254,7 +273,7 @@ def run_seeds(
         raise ValueError(f"scale must be > 0, got {scale!r}")
     loop = loop or LoopConfig(progress=False)
     spec = _spec(method)
-    config = _configure(method, dataset, tradeoff, scale, overrides or {})
+    config = configure(method, dataset, tradeoff, scale, overrides or {})
     params = run_params(method, config, loop, scale, spec.tradeoff, data_fingerprint(dataset))
     split = validation_test_split(dataset.n_samples, seed=SPLIT_SEED)
     parts = {"validation": split.validation, "test": split.test}
@@ -389,7 +408,7 @@ def run_grid(
 def _missing_seeds(store: ResultsStore, data: Dataset, cell: Cell, seeds: Sequence[int],
                    scale: float, loop: Any) -> list[int]:
     spec = _spec(cell.method)
-    config = _configure(cell.method, data, cell.tradeoff, scale, dict(cell.overrides))
+    config = configure(cell.method, data, cell.tradeoff, scale, dict(cell.overrides))
     params = run_params(cell.method, config, loop, scale, spec.tradeoff, data_fingerprint(data))
     done = store.completed_hashes()
     return [int(s) for s in seeds if config_hash(data.name, cell.method, int(s), params) not in done]
@@ -461,7 +480,7 @@ def fit_methods(
     results = {}
     for method in methods:
         spec = _spec(method)
-        config = _configure(method, data, tradeoffs.get(method), scale, {})
+        config = configure(method, data, tradeoffs.get(method), scale, {})
         kwargs = {}
         if spec.pretrained:
             epochs = config.pretrain_epochs

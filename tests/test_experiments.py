@@ -7,13 +7,14 @@ import signal
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
 from dkm.data import load
-from dkm.experiments import fit_methods, grid_cells, run_grid, run_seeds, TRADEOFF_GRID
+from dkm.experiments import configure, fit_methods, grid_cells, run_grid, run_seeds, TRADEOFF_GRID
 from dkm.methods.common import LoopConfig
 from dkm.results import ResultsStore
 
@@ -51,6 +52,17 @@ def test_unlabelled_data_gives_records_without_metrics(tmp_path, digits):
     data = load(path, n_clusters=4)
     record = run_seeds(data, "km", [0], loop=TINY)[0]
     assert record["metrics"] is None and record["dataset"] == "unlabelled"
+
+
+def test_configure_applies_the_papers_tradeoff_then_the_overrides():
+    usps_like = SimpleNamespace(name="usps", n_samples=9298)  # configure reads only these
+    config = configure("idec-np", usps_like)
+    assert (config.gamma, config.update_interval, config.epochs) == (0.1, 30, 200)
+    changed = configure("idec-np", usps_like, tradeoff=1e-3, scale=0.5,
+                        overrides={"reconstruction": "sum"})
+    assert (changed.gamma, changed.reconstruction, changed.epochs) == (1e-3, "sum", 100)
+    with pytest.raises(ValueError, match="unknown method"):
+        configure("dec", usps_like)
 
 
 def test_lambda_search_cells_cover_the_paper_grid():
