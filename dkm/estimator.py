@@ -449,7 +449,10 @@ class IDEC(DeepClusteringEstimator):
         k-means++ restarts for the initial centres (IDEC's code: 20).
     reconstruction : {"mean", "sum"}, default="mean"
         Squared error averaged over features (IDEC's Keras ``"mse"``, to which
-        the paper's γ values refer) or summed (DKM's ``g``).
+        the paper's γ values refer) or summed (DKM's ``g``). Since Adam is
+        nearly blind to the loss's scale, ``"mean"`` with γ trains like
+        ``"sum"`` with ``n_features · γ``: on many features the KL term can
+        then dominate (the book's chapter 7, 20NEWS IDEC^np).
     hidden_sizes : tuple of int, default=(500, 500, 2000)
         Encoder hidden layers; the decoder mirrors them.
     embedding_dim : int, optional
