@@ -91,12 +91,12 @@ def main() -> None:
     data = load(args.dataset)
     test = validation_test_split(data.n_samples, seed=SPLIT_SEED).test
     loop = LoopConfig(progress=False)
+    pretrain_epochs = IDEC_VARIANTS[args.variant].pretrain_epochs
     for seed in args.seed or [291, 1256]:
         pretrained = None
-        if IDEC_VARIANTS[args.variant].pretrain_epochs:
+        if pretrain_epochs:
             architecture = loop.architecture(data.n_features, data.n_clusters)
-            pretrained = load_or_pretrain(data.X, architecture, [seed],
-                                          IDEC_VARIANTS[args.variant].pretrain_epochs, loop,
+            pretrained = load_or_pretrain(data.X, architecture, [seed], pretrain_epochs, loop,
                                           cache_dir=CACHE)
         for settings in args.config or [{}]:
             config = configure(args.variant, data, overrides=settings)
