@@ -192,9 +192,10 @@ class DeepKMeans(DeepClusteringEstimator):
     batch_size : int, default=256
     learning_rate : float, default=1e-3
         Adam's learning rate (β = 0.9, 0.999; ε = 1e-8).
-    sampler : {"permutation", "independent"}, default="permutation"
-        Minibatch order: a permutation per epoch, or the authors' independent
-        draws of each batch (see :class:`dkm.training.BatchSampler`).
+    sampler : {"permutation", "independent", "sequential"}, default="permutation"
+        Minibatch order: a permutation per epoch, the authors' independent
+        draws of each batch, or the data's stored order as in IDEC's Keras
+        code (see :class:`dkm.training.BatchSampler`).
     random_state : int, RandomState or None, default=None
         Seed of the initialisation and the minibatch order. The same int on
         the same data and machine gives identical results, bit for bit.
@@ -348,7 +349,7 @@ class DCN(DeepClusteringEstimator):
     batch_size : int, default=256
     learning_rate : float, default=1e-3
         Adam's learning rate.
-    sampler : {"permutation", "independent"}, default="permutation"
+    sampler : {"permutation", "independent", "sequential"}, default="permutation"
         Minibatch order (see :class:`dkm.training.BatchSampler`).
     random_state : int, RandomState or None, default=None
         Seed; the same int gives identical results, bit for bit.
@@ -460,7 +461,7 @@ class IDEC(DeepClusteringEstimator):
     batch_size : int, default=256
     learning_rate : float, default=1e-3
         Adam's learning rate.
-    sampler : {"permutation", "independent"}, default="permutation"
+    sampler : {"permutation", "independent", "sequential"}, default="permutation"
         Minibatch order (see :class:`dkm.training.BatchSampler`).
     random_state : int, RandomState or None, default=None
         Seed; the same int gives identical results, bit for bit.

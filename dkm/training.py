@@ -30,8 +30,8 @@ import tensorflow as tf
 from dkm.autoencoder import Autoencoder
 from dkm.losses import reconstruction_error
 
-SamplerKind = Literal["permutation", "independent"]
-SAMPLERS: tuple[str, ...] = ("permutation", "independent")
+SamplerKind = Literal["permutation", "independent", "sequential"]
+SAMPLERS: tuple[str, ...] = ("permutation", "independent", "sequential")
 DEFAULT_SAMPLER: SamplerKind = "permutation"
 
 _determinism_enabled = False
@@ -75,13 +75,16 @@ class BatchSampler:
         Name of the training phase (``"pretrain"``, ``"finetune"``...). The
         generator of replica ``s`` is seeded by ``(seeds[s], stream)``, so two
         methods trained with the same seed and phase see the same batches.
-    kind : {"permutation", "independent"}
+    kind : {"permutation", "independent", "sequential"}
         ``"permutation"`` (the default) shuffles the data once per epoch and
         cuts it into ``ceil(N / B)`` batches; the last, partial batch is
         completed with distinct points drawn from the rest of the data, so that
         every batch has ``B`` points and every point is seen each epoch.
         ``"independent"`` is the authors' code: each of the ``ceil(N / B)``
         batches is ``B`` distinct indices drawn afresh from the whole dataset.
+        ``"sequential"`` is IDEC's Keras code: consecutive slices of the data
+        in its stored order, the same batches every epoch (the last one
+        completed with the first points); the seeds play no part.
     """
 
     def __init__(
@@ -105,6 +108,11 @@ class BatchSampler:
 
     def next_epoch(self) -> np.ndarray:
         """Indices of shape ``(S, steps_per_epoch, batch_size)``, int32."""
+        if self.kind == "sequential":
+            order = np.arange(self.steps_per_epoch * self.batch_size) % self.n_samples
+            return np.broadcast_to(order.reshape(self.steps_per_epoch, self.batch_size),
+                                   (len(self._rngs), self.steps_per_epoch, self.batch_size)
+                                   ).astype(np.int32)
         draw = self._permutation_epoch if self.kind == "permutation" else self._independent_epoch
         return np.stack([draw(rng) for rng in self._rngs]).astype(np.int32)
 

@@ -30,6 +30,14 @@ def test_independent_sampler_draws_distinct_indices_per_batch():
     assert batches.min() >= 0 and batches.max() < 1000
 
 
+def test_sequential_sampler_walks_the_data_in_order_every_epoch():
+    sampler = BatchSampler(10, 4, [1, 2], "finetune", kind="sequential")
+    first, second = sampler.next_epoch(), sampler.next_epoch()
+    expected = [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 0, 1]]
+    for replica in (*first, *second):
+        np.testing.assert_array_equal(replica, expected)
+
+
 def test_sampler_streams_are_seeded_and_replicas_independent():
     pair = BatchSampler(500, 64, [5, 6], "finetune").next_epoch()
     alone = BatchSampler(500, 64, [6], "finetune").next_epoch()
