@@ -123,16 +123,16 @@ def main() -> None:
         for settings in args.config or [{}]:
             loop_settings, method_settings = split_settings(settings)
             config = configure(args.variant, data, overrides=method_settings)
+            run_loop = dataclasses.replace(loop, **loop_settings)
             start = time.perf_counter()
-            result = fit_idec(data.X, data.n_clusters, [seed], config,
-                              dataclasses.replace(loop, **loop_settings), pretrained)
+            result = fit_idec(data.X, data.n_clusters, [seed], config, run_loop, pretrained)
             wall = time.perf_counter() - start
             friendly = kmeans_on_embedding(result, data.n_clusters, [seed])[0]
             print(json.dumps({
                 "dataset": data.name, "method": args.variant, "seed": seed, "changed": settings,
                 "gamma": config.gamma, "reconstruction": config.reconstruction, "tol": config.tol,
                 "update_interval": config.update_interval,
-                "sampler": loop_settings.get("sampler", loop.sampler),
+                "sampler": run_loop.sampler,
                 "epochs_trained": round(float(np.asarray(result.history["active"])[0].sum()), 2),
                 "epochs_allowed": config.epochs,
                 "test": {k: round(100 * v, 2) for k, v in evaluate(data.y[test],
