@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 from typing import Callable
@@ -154,7 +155,8 @@ def main() -> None:
 
     peak = matmul_gflops()
     emit({"kind": "matmul", "machine": platform.processor() or platform.machine(),
-          "tensorflow": tf.__version__, "devices": [d.name for d in tf.config.list_logical_devices()],
+          "tensorflow": tf.__version__, "xla_flags": os.environ.get("XLA_FLAGS", ""),
+          "devices": [d.name for d in tf.config.list_logical_devices()],
           "matmul_gflops": round(peak, 1)})
     for shape in args.shape:
         rows = {}
