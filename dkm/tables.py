@@ -1008,10 +1008,10 @@ def render(table: pd.DataFrame | str, fmt: str = "markdown", **build_options: An
 RESULT_TABLES: tuple[str, ...] = tuple(n for n, s in TABLES.items() if s.kind == "results")
 
 
-def disagreements(
+def comparisons(
     records: Iterable[Mapping[str, Any]], names: Sequence[str] = RESULT_TABLES
 ) -> pd.DataFrame:
-    """Every result cell whose verdict against the paper is "better" or "worse".
+    """Every result cell compared with the paper, whatever its verdict.
 
     Parameters
     ----------
@@ -1023,10 +1023,12 @@ def disagreements(
     Returns
     -------
     pandas.DataFrame
-        One row per disagreeing cell: ``table``, ``dataset``, ``model``,
+        One row per compared cell: ``table``, ``dataset``, ``model``,
         ``metric``, ``ours`` and ``paper`` (mean ± std, percent), ``n``,
-        ``difference`` (ours − paper), ``p_value`` and ``verdict``; empty
-        (with those columns) when every compared cell is consistent.
+        ``difference`` (ours − paper), ``p_value`` and ``verdict``
+        (``"consistent"``, ``"better"`` or ``"worse"``); empty (with those
+        columns) when no cell has both our runs and the paper's figure. A
+        run that two tables show (DKM^p in Tables 1 and 2) gives a row in each.
     """
     records = list(records)
     rows = []
@@ -1035,7 +1037,7 @@ def disagreements(
         for (_, model), row in table.iterrows():
             for (dataset, metric), cell in row.items():
                 comparison = cell.comparison
-                if comparison is None or comparison.verdict == "consistent":
+                if comparison is None:
                     continue
                 rows.append({
                     "table": name, "dataset": dataset, "model": model, "metric": metric,
@@ -1047,3 +1049,14 @@ def disagreements(
     columns = ["table", "dataset", "model", "metric", "ours", "paper", "n", "difference",
                "p_value", "verdict"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def disagreements(
+    records: Iterable[Mapping[str, Any]], names: Sequence[str] = RESULT_TABLES
+) -> pd.DataFrame:
+    """Every result cell whose verdict against the paper is "better" or "worse".
+
+    The rows of :func:`comparisons` without the consistent ones, same columns.
+    """
+    compared = comparisons(records, names)
+    return compared[compared.verdict != "consistent"].reset_index(drop=True)

@@ -465,3 +465,17 @@ def test_disagreements_list_every_better_or_worse_cell_and_nothing_else() -> Non
     # NMI of the fake runs is ACC - 5 points: every method disagrees there, all listed
     assert set(found[found.metric == "NMI"].verdict) <= {"better", "worse"}
     assert disagreements([], names=["table1"]).empty
+
+
+def test_comparisons_keep_the_consistent_cells_that_disagreements_leave_out() -> None:
+    from dkm.tables import comparisons, disagreements
+
+    records = [r for r in paper_like_usps() if r["method"] != "dkm-a"] + fake_runs(
+        "dkm-a", "usps", runs_with(0.9, 0.01), tradeoff=paper.optimal_tradeoff("dkm-a", "usps"))
+    compared = comparisons(records, names=["table1"])
+    acc = compared[compared.metric == "ACC"]
+    assert set(acc.model) == {"KM", "AE-KM", "DCN^np", "DCN^p", "DKM^a", "DKM^p"}
+    assert set(acc[acc.model != "DKM^a"].verdict) == {"consistent"}
+    found = disagreements(records, names=["table1"])
+    assert found.equals(compared[compared.verdict != "consistent"].reset_index(drop=True))
+    assert comparisons([], names=["table1"]).empty
