@@ -93,6 +93,7 @@ __all__ = [
     "significance_marks",
     "Comparison",
     "compare_with_paper",
+    "p_value_within_rounding",
 ]
 
 #: Significance level of every test (the paper's p > 0.05).
@@ -289,6 +290,15 @@ def _welch_pvalue(
     return float(result.pvalue)
 
 
+def _paper_test(
+    mean: float, std: float, n: int, paper_mean: float, paper_std: float, paper_n: int
+) -> tuple[str, float]:
+    """The test of :func:`compare_with_paper` and its p value."""
+    if n == 1:
+        return "z", _z_pvalue(mean - paper_mean, paper_std)
+    return "welch", _welch_pvalue(mean, std, n, paper_mean, paper_std, paper_n)
+
+
 def compare_with_paper(
     values: ArrayLike,
     paper_mean: float,
@@ -331,10 +341,7 @@ def compare_with_paper(
         raise ValueError(f"paper_n must be at least 2, got {paper_n}")
     mean, std, n = summarize(values)
     difference = mean - paper_mean
-    if n == 1:
-        test, p_value = "z", _z_pvalue(difference, paper_std)
-    else:
-        test, p_value = "welch", _welch_pvalue(mean, std, n, paper_mean, paper_std, paper_n)
+    test, p_value = _paper_test(mean, std, n, paper_mean, paper_std, paper_n)
     if p_value > alpha:
         verdict = "consistent"
     else:
@@ -351,3 +358,42 @@ def compare_with_paper(
         float(paper_std),
         int(paper_n),
     )
+
+
+def p_value_within_rounding(comparison: Comparison, resolution: float = 0.1) -> float:
+    """The p value of ``comparison`` at the reading of the paper's rounded figure most
+    favourable to agreement.
+
+    The paper prints its means and standard deviations rounded to ``resolution``
+    (0.1 point), so each stands for any value within half of it. The p value of
+    :func:`compare_with_paper` grows as the paper's mean comes nearer to ours and
+    as its spread widens; this returns it with the paper's mean moved towards ours
+    by up to ``resolution / 2`` and its standard deviation raised by
+    ``resolution / 2``. Above ``alpha``, the disagreement is below the precision of
+    the published figure.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        A result of :func:`compare_with_paper`.
+    resolution : float, default=0.1
+        The rounding step of the paper's figures, in their units.
+
+    Returns
+    -------
+    float
+        The largest p value over the rounding interval of the paper's figure.
+
+    Raises
+    ------
+    ValueError
+        If ``resolution`` is not a finite number > 0.
+    """
+    if not np.isfinite(resolution) or resolution <= 0:
+        raise ValueError(f"resolution must be a finite number > 0, got {resolution}")
+    half = resolution / 2
+    gap = comparison.mean - comparison.paper_mean
+    nearest_mean = comparison.paper_mean + float(np.clip(gap, -half, half))
+    _, p_value = _paper_test(comparison.mean, comparison.std, comparison.n, nearest_mean,
+                             comparison.paper_std + half, comparison.paper_n)
+    return p_value

@@ -81,6 +81,7 @@ from dkm.stats import (
     PRETRAINED,
     Comparison,
     compare_with_paper,
+    p_value_within_rounding,
     significance_marks,
     summarize,
 )
@@ -1025,10 +1026,13 @@ def comparisons(
     pandas.DataFrame
         One row per compared cell: ``table``, ``dataset``, ``model``,
         ``metric``, ``ours`` and ``paper`` (mean ± std, percent), ``n``,
-        ``difference`` (ours − paper), ``p_value`` and ``verdict``
-        (``"consistent"``, ``"better"`` or ``"worse"``); empty (with those
-        columns) when no cell has both our runs and the paper's figure. A
-        run that two tables show (DKM^p in Tables 1 and 2) gives a row in each.
+        ``difference`` (ours − paper), ``p_value``, ``verdict``
+        (``"consistent"``, ``"better"`` or ``"worse"``) and
+        ``p_within_rounding`` (:func:`dkm.stats.p_value_within_rounding`: the p
+        value with the paper's figure read within its rounding, most
+        favourably); empty (with those columns) when no cell has both our runs
+        and the paper's figure. A run that two tables show (DKM^p in Tables 1
+        and 2) gives a row in each.
     """
     records = list(records)
     rows = []
@@ -1045,9 +1049,10 @@ def comparisons(
                     "paper": _figure(comparison.paper_mean, comparison.paper_std),
                     "n": comparison.n, "difference": round(comparison.difference, 1),
                     "p_value": comparison.p_value, "verdict": comparison.verdict,
+                    "p_within_rounding": p_value_within_rounding(comparison),
                 })
     columns = ["table", "dataset", "model", "metric", "ours", "paper", "n", "difference",
-               "p_value", "verdict"]
+               "p_value", "verdict", "p_within_rounding"]
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -13,6 +13,7 @@ from dkm import paper
 from dkm.stats import (
     DEFAULT_GROUPS,
     compare_with_paper,
+    p_value_within_rounding,
     significance_marks,
     student_pvalue,
     summarize,
@@ -184,3 +185,26 @@ def test_compare_errors() -> None:
         compare_with_paper([1.0, 2.0], 1.0, -1.0)
     with pytest.raises(ValueError, match="zero runs"):
         compare_with_paper([], 1.0, 1.0)
+
+
+def test_rounding_reads_the_paper_figure_most_favourably() -> None:
+    # MNIST KM ARI: two runs at 36.68 against the paper's 36.6 ± 0.1 (p = 0.04); read as
+    # 36.65 ± 0.15, the figure the rounding allows that is nearest ours, they agree.
+    values = [36.680, 36.675]
+    comparison = compare_with_paper(values, 36.6, 0.1)
+    assert comparison.verdict == "better"
+    expected = scipy_stats.ttest_ind_from_stats(
+        np.mean(values), np.std(values, ddof=1), 2, 36.65, 0.15, 10, equal_var=False).pvalue
+    assert p_value_within_rounding(comparison) == pytest.approx(expected)
+    assert p_value_within_rounding(comparison) > 0.05
+
+
+def test_rounding_moves_the_mean_by_half_a_step_at_most() -> None:
+    far = compare_with_paper(runs_with(70.0, 1.0), 75.7, 1.3)
+    expected = scipy_stats.ttest_ind_from_stats(70.0, 1.0, 10, 75.65, 1.35, 10, equal_var=False)
+    assert p_value_within_rounding(far) == pytest.approx(expected.pvalue)
+    assert p_value_within_rounding(far) < 0.05
+    inside = compare_with_paper([75.72], 75.7, 0.0)  # a single run within the rounding
+    assert inside.verdict == "better" and p_value_within_rounding(inside) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="resolution"):
+        p_value_within_rounding(far, resolution=0.0)
