@@ -199,6 +199,17 @@ def test_rounding_reads_the_paper_figure_most_favourably() -> None:
     assert p_value_within_rounding(comparison) > 0.05
 
 
+def test_rounding_searches_the_spread_where_welch_is_not_monotone() -> None:
+    # two widely spread runs: a wider paper spread raises Welch's degrees of freedom and
+    # lowers p, so the most favourable reading is the narrowest spread the rounding allows
+    comparison = compare_with_paper([55.0, 65.0], 70.0, 1.0)
+    at = {spread: scipy_stats.ttest_ind_from_stats(
+        60.0, np.std([55.0, 65.0], ddof=1), 2, 69.95, spread, 10, equal_var=False).pvalue
+        for spread in (0.95, 1.05)}
+    assert at[0.95] > at[1.05]
+    assert p_value_within_rounding(comparison) == pytest.approx(at[0.95])
+
+
 def test_rounding_moves_the_mean_by_half_a_step_at_most() -> None:
     far = compare_with_paper(runs_with(70.0, 1.0), 75.7, 1.3)
     expected = scipy_stats.ttest_ind_from_stats(70.0, 1.0, 10, 75.65, 1.35, 10, equal_var=False)
