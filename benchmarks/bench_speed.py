@@ -9,14 +9,17 @@ steps (batch 256) and prints one JSON object per line:
   S replicas at 1,000 samples/s each make 1,000 · S), seconds per epoch per replica, achieved
   GFLOP/s (nominal 6 × parameters FLOPs per sample; DCN's extra forward pass and IDEC's target
   updates make their real count higher) and its fraction of the matmul peak;
-* ``{"kind": "replica_ratio", ...}``: samples/s of the largest S over that of S = 1: 1 means that
-  stacking S seeds costs nothing against running them one after the other, 5 that it is five
-  times faster;
+* ``{"kind": "replica_ratio", ...}``: samples/s of the largest S over that of S = 1, per layout
+  (``--layout``: ``stacked`` batches the S networks' products, ``sequential`` runs each replica's
+  steps in turn in the same compiled call; the default is the device's, as in training): 1 means
+  that training S seeds as one computation costs nothing against running them one after the
+  other, 5 that it is five times faster;
 * ``{"kind": "projection", ...}``: the full protocol's wall time on this machine (10 seeds, the
   paper's eight methods at their epochs, shared pretraining), from the measured epoch times, with
-  the fastest measured S.
+  the fastest measured S and layout.
 
     python benchmarks/bench_speed.py [--shape usps mnist] [--replicas 1 10] [--steps 40]
+                                     [--layout stacked sequential]
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ from dkm.experiments import idec_update_interval, method_specs
 from dkm.methods.dcn import DCNObjective, random_assignments
 from dkm.methods.dkm import DKMObjective, uniform_representatives
 from dkm.methods.idec import IDECObjective
-from dkm.training import Adam, BatchSampler, Reconstruction, Trainer
+from dkm.training import LAYOUTS, Adam, BatchSampler, Reconstruction, Trainer, default_layout
 
 BATCH = 256
 SEEDS_IN_PROTOCOL = 10
@@ -100,8 +103,8 @@ def objective_for(phase: str, autoencoder: Autoencoder, data: tf.Tensor, shape: 
 
 
 def time_phase(shape: str, phase: str, replicas: int, steps: int, repeats: int,
-               optimizer: str = "adam") -> dict:
-    """Best seconds per step of ``phase`` with ``replicas`` stacked replicas."""
+               optimizer: str = "adam", layout: str = "stacked") -> dict:
+    """Best seconds per step of ``phase`` with ``replicas`` replicas run in ``layout``."""
     stats = PAPER_STATISTICS[shape]
     n, d, k = stats["samples"], stats["dimensions"], stats["classes"]
     seeds = list(range(replicas))
@@ -109,7 +112,7 @@ def time_phase(shape: str, phase: str, replicas: int, steps: int, repeats: int,
     architecture = Architecture(d, k)
     autoencoder = Autoencoder(architecture, seeds)
     trainer = Trainer(autoencoder, objective_for(phase, autoencoder, data, shape, seeds), data,
-                      OPTIMIZERS[optimizer]())
+                      OPTIMIZERS[optimizer](), layout=layout)
     sampler = BatchSampler(n, BATCH, seeds, "finetune")
     if phase == "idec":  # a window holding exactly one target update
         steps = idec_update_interval(shape, n)
@@ -119,7 +122,8 @@ def time_phase(shape: str, phase: str, replicas: int, steps: int, repeats: int,
                   for _ in range(repeats)) / steps
     samples_per_s = replicas * BATCH / seconds
     return {
-        "kind": "phase", "shape": shape, "phase": phase, "replicas": replicas, "optimizer": optimizer,
+        "kind": "phase", "shape": shape, "phase": phase, "replicas": replicas, "layout": layout,
+        "optimizer": optimizer,
         "parameters": architecture.n_parameters, "steps_timed": steps,
         "seconds_per_step": seconds,
         "seconds_per_epoch_per_replica": seconds * sampler.steps_per_epoch / replicas,
@@ -151,6 +155,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--optimizer", choices=sorted(OPTIMIZERS), default="adam",
                         help="sgd: a diagnostic without Adam's memory traffic")
+    parser.add_argument("--layout", nargs="+", choices=LAYOUTS, default=[default_layout()],
+                        help="how the replicas run (default: this device's, as in training)")
     args = parser.parse_args()
 
     peak = matmul_gflops()
@@ -161,17 +167,19 @@ def main() -> None:
     for shape in args.shape:
         rows = {}
         for phase in args.phase:
-            for replicas in args.replicas:
-                row = time_phase(shape, phase, replicas, args.steps, args.repeats, args.optimizer)
-                row["fraction_of_matmul_peak"] = round(row["gflops"] / peak, 3)
-                rows[phase, replicas] = row
-                emit(row)
-            low, high = min(args.replicas), max(args.replicas)
-            if low != high:
-                emit({"kind": "replica_ratio", "shape": shape, "phase": phase,
-                      "replicas": [low, high],
-                      "ratio": round(rows[phase, high]["samples_per_s"]
-                                     / rows[phase, low]["samples_per_s"], 3)})
+            for layout in args.layout:
+                for replicas in args.replicas:
+                    row = time_phase(shape, phase, replicas, args.steps, args.repeats,
+                                     args.optimizer, layout)
+                    row["fraction_of_matmul_peak"] = round(row["gflops"] / peak, 3)
+                    rows[phase, layout, replicas] = row
+                    emit(row)
+                low, high = min(args.replicas), max(args.replicas)
+                if low != high:
+                    emit({"kind": "replica_ratio", "shape": shape, "phase": phase,
+                          "layout": layout, "replicas": [low, high],
+                          "ratio": round(rows[phase, layout, high]["samples_per_s"]
+                                         / rows[phase, layout, low]["samples_per_s"], 3)})
         emit(projection(shape, rows))
 
 
@@ -180,10 +188,10 @@ def projection(shape: str, rows: dict) -> dict:
     epochs = protocol_epochs()
     seconds = 0.0
     for phase, count in epochs.items():
-        times = [r["seconds_per_epoch_per_replica"] for (p, _), r in rows.items() if p == phase]
+        times = [r["seconds_per_epoch_per_replica"] for (p, *_), r in rows.items() if p == phase]
         if times:
             seconds += count * min(times) * SEEDS_IN_PROTOCOL
-    measured = sorted({p for p, _ in rows})
+    measured = sorted({p for p, *_ in rows})
     return {"kind": "projection", "shape": shape, "seeds": SEEDS_IN_PROTOCOL,
             "epochs_per_seed": epochs, "phases_measured": measured,
             "training_hours": round(seconds / 3600, 2)}

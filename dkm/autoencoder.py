@@ -151,6 +151,11 @@ class Autoencoder(tf.Module):
         n = self.architecture.n_encoder_layers
         return self._dense_stack(h, n, 2 * n, linear_last=True)
 
+    def one_replica(self) -> "Autoencoder":
+        """A new one-replica network of the same architecture (zero weights)."""
+        return Autoencoder(self.architecture, [0],
+                           [np.zeros((1, *p.shape[1:]), np.float32) for p in self.params])
+
     def get_weights(self) -> list[np.ndarray]:
         """Current weights as NumPy arrays (replica axis first)."""
         return [p.numpy() for p in self.params]

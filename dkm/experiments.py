@@ -369,10 +369,12 @@ def run_grid(
     that was interrupted continues where it stopped; each finished batch of
     seeds is appended at once, so nothing finished is lost.
 
-    ``seeds_per_batch`` seeds train together as stacked replicas; by default
-    all of them on a GPU and one at a time on a CPU
-    (:func:`dkm.training.default_seeds_per_batch`). The results do not
-    depend on it.
+    ``seeds_per_batch`` seeds train together as one computation (stacked
+    replicas on a GPU, replica after replica on a CPU:
+    :func:`dkm.training.default_layout`); by default all of them on a GPU and
+    one at a time on a CPU, where that costs no speed and writes each seed's
+    record as soon as it is done (:func:`dkm.training.default_seeds_per_batch`).
+    The results do not depend on it.
 
     Returns
     -------

@@ -16,10 +16,18 @@ non-gradient update after each step (DCN's centroid moves). The
 * minibatch orders come from seeded :class:`BatchSampler` streams, so that for
   a given seed every method sees the same sequence.
 
-Every tensor carries a leading replica axis ``S`` (one replica per seed).
+Every tensor carries a leading replica axis ``S`` (one replica per seed). How
+the ``S`` replicas run is the trainer's *layout*: ``"stacked"`` evaluates them
+together with batched matrix products (large products that fill a GPU);
+``"sequential"`` runs each replica's whole epoch in turn inside the same
+compiled call, on a one-replica copy of the state (on a CPU, where a single
+network already keeps the cores busy, this is as fast per replica as a
+network trained alone, and batched products are not: ``benchmarks/README.md``).
+Both give every replica what a run of its own gives.
 """
 from __future__ import annotations
 
+import copy
 import zlib
 from dataclasses import dataclass
 from typing import Literal, Protocol, Sequence
@@ -34,6 +42,9 @@ SamplerKind = Literal["permutation", "independent", "sequential"]
 SAMPLERS: tuple[str, ...] = ("permutation", "independent", "sequential")
 DEFAULT_SAMPLER: SamplerKind = "permutation"
 
+Layout = Literal["stacked", "sequential"]
+LAYOUTS: tuple[str, ...] = ("stacked", "sequential")
+
 _determinism_enabled = False
 
 
@@ -45,19 +56,35 @@ def enable_determinism() -> None:
         _determinism_enabled = True
 
 
-def default_seeds_per_batch(n_seeds: int) -> int:
-    """How many seeds the protocol trains as one stacked computation by default.
+def _has_gpu() -> bool:
+    return bool(tf.config.list_physical_devices("GPU"))
 
-    On a GPU, all of them: one seed's matmuls are too small to keep it busy,
-    and stacking the seeds' networks fills it. On a CPU, one: a single
-    network already keeps the cores near their matmul limit, and stacking
-    costs speed per seed there (``benchmarks/README.md``), so the seeds run
-    one after the other. Either way every seed gets the same result (to
-    float32 round-off) as a run of its own.
+
+def default_layout() -> Layout:
+    """How a :class:`Trainer` runs its replicas by default: by device.
+
+    On a GPU, ``"stacked"``: one seed's matmuls are too small to keep it
+    busy, and batched products over the seeds fill it. On a CPU,
+    ``"sequential"``: a single network already keeps the cores near their
+    matmul limit, and XLA's batched products run slower per FLOP there than
+    a network's own (``benchmarks/README.md``).
+    """
+    return "stacked" if _has_gpu() else "sequential"
+
+
+def default_seeds_per_batch(n_seeds: int) -> int:
+    """How many seeds the protocol trains as one computation by default.
+
+    On a GPU, all of them (stacked, see :func:`default_layout`). On a CPU,
+    one: there a computation of ``S`` seeds is no faster per seed than ``S``
+    computations of one, and one seed at a time writes each seed's record
+    as soon as it is done, so that an interrupted run loses at most one
+    seed's work. Either way every seed gets the same result (to float32
+    round-off) as a run of its own.
     """
     if n_seeds < 1:
         raise ValueError(f"n_seeds must be at least 1, got {n_seeds}")
-    return n_seeds if tf.config.list_physical_devices("GPU") else 1
+    return n_seeds if _has_gpu() else 1
 
 
 class BatchSampler:
@@ -193,6 +220,12 @@ class Adam(tf.Module):
             _assign(v, self.beta_2 * v + (1.0 - self.beta_2) * tf.square(grad), active)
             _assign(var, var - scale * m / (tf.sqrt(v) + self.epsilon), active)
 
+    def sharing_step_count(self) -> "Adam":
+        """A new Adam with these settings and this step count (the same variable)."""
+        twin = type(self)(self.learning_rate, self.beta_1, self.beta_2, self.epsilon)
+        twin.iterations = self.iterations
+        return twin
+
     def state(self, variables: Sequence[tf.Variable]) -> dict[str, object]:
         """Step count and moments of ``variables`` (to carry over or cache)."""
         return {
@@ -220,10 +253,18 @@ class Objective(Protocol):
     An objective may also have ``active``, a ``(S,)`` boolean variable: the
     replicas where it is False are frozen, their network, variables and
     Adam moments left exactly as they are (IDEC's stopping rule).
+
+    For the ``"sequential"`` layout an objective names its per-replica state:
+    ``replicated`` lists the attributes (variables or constants) whose
+    leading axis is the replica axis, ``counters`` the scalar step-counting
+    variables that every replica advances alike. An attribute that holds the
+    trained :class:`Autoencoder` is recognised as such.
     """
 
     variables: list[tf.Variable]
     term_names: tuple[str, ...]
+    replicated: tuple[str, ...]
+    counters: tuple[str, ...]
 
     def per_sample_loss(
         self, x: tf.Tensor, x_hat: tf.Tensor, h: tf.Tensor, indices: tf.Tensor
@@ -237,6 +278,8 @@ class Reconstruction:
 
     variables: list[tf.Variable] = []
     term_names = ("reconstruction",)
+    replicated: tuple[str, ...] = ()
+    counters: tuple[str, ...] = ()
 
     def per_sample_loss(self, x, x_hat, h, indices):
         rec = reconstruction_error(x, x_hat)
@@ -263,6 +306,68 @@ class EpochResult:
     terms: dict[str, np.ndarray]
 
 
+@dataclass
+class _StepState:
+    """What a training step reads and writes: the network, the objective, Adam."""
+
+    autoencoder: Autoencoder
+    objective: Objective
+    optimizer: Adam
+
+    @property
+    def variables(self) -> list[tf.Variable]:
+        """The variables Adam trains: the network's, then the objective's."""
+        return list(self.autoencoder.params) + list(self.objective.variables)
+
+
+class _ReplicaLane:
+    """A one-replica copy of a stacked training state, for the sequential layout.
+
+    ``load(s)`` copies replica ``s`` of the stacked state (network, Adam's
+    moments, the objective's ``replicated`` attributes) into the copy and
+    rewinds the shared step counters; ``store(s)`` writes the copy back. The
+    copy shares everything that is not per replica (data, α, the counters).
+    """
+
+    def __init__(self, stacked: _StepState) -> None:
+        autoencoder = stacked.autoencoder
+        lane_autoencoder = autoencoder.one_replica()
+        objective = copy.copy(stacked.objective)
+        pairs = list(zip(autoencoder.params, lane_autoencoder.params))
+        for name, value in vars(stacked.objective).items():
+            if value is autoencoder:
+                setattr(objective, name, lane_autoencoder)
+        for name in stacked.objective.replicated:
+            value = getattr(stacked.objective, name)
+            lane_value = tf.Variable(tf.zeros([1, *value.shape[1:]], value.dtype),
+                                     trainable=getattr(value, "trainable", False),
+                                     name=f"lane_{name}")
+            setattr(objective, name, lane_value)
+            pairs.append((value, lane_value))
+        lane_of = {id(value): lane for value, lane in pairs}
+        objective.variables = [lane_of[id(v)] for v in stacked.objective.variables]
+        optimizer = stacked.optimizer.sharing_step_count()
+        self.state = _StepState(lane_autoencoder, objective, optimizer)
+        for value, lane in zip(stacked.variables, self.state.variables):
+            pairs.extend(zip(stacked.optimizer.slots(value), optimizer.slots(lane)))
+        self._pairs = pairs
+        self.counters = [stacked.optimizer.iterations] + [
+            getattr(stacked.objective, name) for name in stacked.objective.counters]
+
+    def load(self, replica: tf.Tensor, counter_values: Sequence[tf.Tensor]) -> None:
+        """Copy replica ``replica`` into the lane and set the counters (in a graph)."""
+        for counter, value in zip(self.counters, counter_values):
+            counter.assign(value)
+        for value, lane in self._pairs:
+            lane.assign(tf.gather(value, [replica]))
+
+    def store(self, replica: tf.Tensor) -> None:
+        """Write the lane back into replica ``replica`` of the stacked variables."""
+        for value, lane in self._pairs:
+            if isinstance(value, tf.Variable):
+                value.assign(tf.tensor_scatter_nd_update(value, [[replica]], lane))
+
+
 class Trainer:
     """Trains an :class:`Autoencoder` with an :class:`Objective`, epoch by epoch.
 
@@ -278,6 +383,9 @@ class Trainer:
         Shared with an earlier phase to carry its moments over.
     jit_compile : bool
         Compile the epoch with XLA (default). Turn off to debug.
+    layout : {"stacked", "sequential"}, optional
+        How the replicas run (see the module's docstring); by default
+        :func:`default_layout`, by device. With one replica both are the same.
     """
 
     def __init__(
@@ -287,37 +395,49 @@ class Trainer:
         data: tf.Tensor,
         optimizer: Adam,
         jit_compile: bool = True,
+        layout: Layout | None = None,
     ) -> None:
+        self.layout = layout or default_layout()
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"unknown layout {self.layout!r}; choose one of {LAYOUTS}")
         self.autoencoder = autoencoder
         self.objective = objective
         self.data = data
         self.optimizer = optimizer
-        self.variables = list(autoencoder.params) + list(objective.variables)
+        self._stacked = _StepState(autoencoder, objective, optimizer)
+        self.variables = self._stacked.variables
         for var in self.variables:  # create Adam's slots outside the graph
             optimizer.slots(var)
         self.term_names = (*objective.term_names, EMBEDDING_NORM)
-        self._epoch = tf.function(self._epoch_graph, jit_compile=jit_compile)
+        if self.layout == "sequential" and autoencoder.n_replicas > 1:
+            self._lane = _ReplicaLane(self._stacked)
+            epoch = self._sequential_epoch_graph
+        else:
+            epoch = self._stacked_epoch_graph
+        self._epoch = tf.function(epoch, jit_compile=jit_compile)
 
-    def _step(self, indices: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
+    def _step(self, state: _StepState, indices: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
         x = tf.gather(self.data, indices)
+        variables = state.variables
         with tf.GradientTape() as tape:
-            h = self.autoencoder.encode(x)
-            x_hat = self.autoencoder.decode(h)
-            per_sample, terms = self.objective.per_sample_loss(x, x_hat, h, indices)
+            h = state.autoencoder.encode(x)
+            x_hat = state.autoencoder.decode(h)
+            per_sample, terms = state.objective.per_sample_loss(x, x_hat, h, indices)
             replica_loss = tf.reduce_mean(per_sample, axis=1)
             total = tf.reduce_sum(replica_loss)
-        grads = tape.gradient(total, self.variables)
-        self.optimizer.apply(grads, self.variables, getattr(self.objective, "active", None))
-        self.objective.after_step(x, indices)
+        grads = tape.gradient(total, variables)
+        state.optimizer.apply(grads, variables, getattr(state.objective, "active", None))
+        state.objective.after_step(x, indices)
         terms = {**terms, EMBEDDING_NORM: tf.norm(h, axis=-1)}
         return replica_loss, [tf.reduce_mean(terms[n], axis=1) for n in self.term_names]
 
-    def _epoch_graph(self, batches: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
+    def _steps(self, state: _StepState, batches: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
+        """All the steps of ``batches`` ``(S, steps, B)``: mean loss and terms per replica."""
         n_steps = tf.shape(batches)[1]
-        zeros = tf.zeros([self.autoencoder.n_replicas])
+        zeros = tf.zeros([tf.shape(batches)[0]])
 
         def body(k, loss_sum, term_sums):
-            loss, terms = self._step(batches[:, k])
+            loss, terms = self._step(state, batches[:, k])
             return k + 1, loss_sum + loss, [a + t for a, t in zip(term_sums, terms)]
 
         _, loss_sum, term_sums = tf.while_loop(
@@ -327,6 +447,29 @@ class Trainer:
         )
         steps = tf.cast(n_steps, tf.float32)
         return loss_sum / steps, [t / steps for t in term_sums]
+
+    def _stacked_epoch_graph(self, batches: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
+        return self._steps(self._stacked, batches)
+
+    def _sequential_epoch_graph(self, batches: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
+        lane = self._lane
+        counters_at_start = [counter.read_value() for counter in lane.counters]
+        zeros = tf.zeros([self.autoencoder.n_replicas])
+
+        def body(replica, losses, term_means):
+            lane.load(replica, counters_at_start)
+            loss, terms = self._steps(lane.state, tf.gather(batches, [replica]))
+            lane.store(replica)
+            at = [[replica]]
+            return (replica + 1, tf.tensor_scatter_nd_update(losses, at, loss),
+                    [tf.tensor_scatter_nd_update(a, at, t) for a, t in zip(term_means, terms)])
+
+        _, losses, term_means = tf.while_loop(
+            lambda replica, *_: replica < self.autoencoder.n_replicas,
+            body,
+            (tf.constant(0), zeros, [zeros for _ in self.term_names]),
+        )
+        return losses, term_means
 
     def run_epoch(self, batches: np.ndarray) -> EpochResult:
         """Train one epoch on ``batches`` of shape ``(S, steps, B)``."""

@@ -131,3 +131,33 @@ def test_default_seeds_per_batch_stacks_on_a_gpu_only(monkeypatch):
     assert default_seeds_per_batch(10) == 10
     with pytest.raises(ValueError, match="at least 1"):
         default_seeds_per_batch(0)
+
+
+def test_default_layout_is_stacked_on_a_gpu_only(monkeypatch):
+    from dkm.training import default_layout
+
+    monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind=None: [])
+    assert default_layout() == "sequential"
+    monkeypatch.setattr(tf.config, "list_physical_devices",
+                        lambda kind=None: ["GPU:0"] if kind == "GPU" else [])
+    assert default_layout() == "stacked"
+
+
+def test_an_unknown_layout_is_refused():
+    autoencoder = Autoencoder(SMALL, [0, 1])
+    with pytest.raises(ValueError, match="unknown layout 'diagonal'"):
+        Trainer(autoencoder, Reconstruction(), tf.zeros((10, 8)), Adam(), layout="diagonal")
+
+
+@pytest.mark.parametrize("layout", ["stacked", "sequential"])
+def test_replicas_advance_adams_step_count_together(layout):
+    # Three steps of two replicas are three steps of Adam, not six, whatever the layout:
+    # the bias correction of every replica must see t = 1, 2, 3 as in a run of its own.
+    data = np.random.default_rng(0).normal(size=(96, 8)).astype(np.float32)
+    adam = Adam()
+    trainer = Trainer(Autoencoder(SMALL, [0, 1]), Reconstruction(), tf.constant(data), adam,
+                      layout=layout)
+    sampler = BatchSampler(96, 32, [0, 1], "pretrain")
+    for epoch in range(2):
+        trainer.run_epoch(sampler.next_epoch())
+        assert adam.iterations.numpy() == 3.0 * (epoch + 1)

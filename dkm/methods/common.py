@@ -11,24 +11,34 @@ from tqdm.auto import tqdm
 
 from dkm.autoencoder import Architecture, Autoencoder, PAPER_HIDDEN_SIZES
 from dkm.losses import squared_euclidean
-from dkm.training import DEFAULT_SAMPLER, BatchSampler, SamplerKind, Trainer, embed
+from dkm.training import DEFAULT_SAMPLER, BatchSampler, Layout, SamplerKind, Trainer, embed
 
 EpochCallback = Callable[[int], None]
 
 
 @dataclass(frozen=True)
 class LoopConfig:
-    """Settings of the shared minibatch loop (the paper's values by default)."""
+    """Settings of the shared minibatch loop (the paper's values by default).
+
+    ``jit_compile``, ``layout`` (how stacked replicas run, by device when
+    None: :func:`dkm.training.default_layout`) and ``progress`` change how
+    the loop runs, not what it computes.
+    """
 
     batch_size: int = 256
     learning_rate: float = 1e-3
     sampler: SamplerKind = DEFAULT_SAMPLER
     hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES
     jit_compile: bool = True
+    layout: Layout | None = None
     progress: bool = True
 
     def architecture(self, input_dim: int, embedding_dim: int) -> Architecture:
         return Architecture(input_dim, embedding_dim, tuple(self.hidden_sizes))
+
+    def trainer(self, autoencoder: Autoencoder, objective, data: tf.Tensor, optimizer) -> Trainer:
+        """A :class:`dkm.training.Trainer` that runs as these settings say."""
+        return Trainer(autoencoder, objective, data, optimizer, self.jit_compile, self.layout)
 
 
 @dataclass

@@ -43,7 +43,7 @@ from dkm.methods.common import (
 )
 from dkm.methods.dkm import initial_centers
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
-from dkm.training import BatchSampler, Trainer
+from dkm.training import BatchSampler
 
 #: Initial value of the per-cluster counts in DCN's code.
 DCN_INITIAL_COUNT = 100.0
@@ -99,6 +99,8 @@ class DCNObjective:
     """
 
     term_names = ("clustering", "reconstruction")
+    replicated = ("centroids", "assignments", "counts", "lam")
+    counters = ()
 
     def __init__(
         self,
@@ -238,7 +240,7 @@ def fit_dcn(
         assignments = random_assignments(seeds, n_clusters, X.shape[0])
 
     objective = DCNObjective(autoencoder, centroids, assignments, config.lam, config.initial_count)
-    trainer = Trainer(autoencoder, objective, data, optimizer, loop.jit_compile)
+    trainer = loop.trainer(autoencoder, objective, data, optimizer)
     sampler = BatchSampler(X.shape[0], loop.batch_size, seeds, "finetune", loop.sampler)
     history.update(run_epochs(trainer, sampler, config.epochs, description="DCN",
                               progress=loop.progress))

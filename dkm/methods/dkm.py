@@ -13,7 +13,7 @@ from dkm.methods.common import (
     LoopConfig, MethodResult, kmeans_per_replica, nearest_center, run_epochs, scale_epochs,
 )
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
-from dkm.training import BatchSampler, Trainer, embed
+from dkm.training import BatchSampler, embed
 
 
 class DKMObjective:
@@ -30,6 +30,8 @@ class DKMObjective:
     """
 
     term_names = ("clustering", "reconstruction")
+    replicated = ("representatives", "lam")
+    counters = ()
 
     def __init__(
         self, representatives: np.ndarray, lam: float | Sequence[float], distance: str = "euclidean"
@@ -161,7 +163,7 @@ def fit_dkm(
                                          bool(config.pretrain_epochs), config.kmeans_restarts)
 
     objective = DKMObjective(representatives, config.lam, config.distance)
-    trainer = Trainer(autoencoder, objective, data, optimizer, loop.jit_compile)
+    trainer = loop.trainer(autoencoder, objective, data, optimizer)
     sampler = BatchSampler(X.shape[0], loop.batch_size, seeds, "finetune", loop.sampler)
     alphas = config.schedule.per_epoch()
     history.update(run_epochs(

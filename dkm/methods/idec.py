@@ -48,7 +48,7 @@ from dkm.methods.common import (
     scale_epochs,
 )
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
-from dkm.training import BatchSampler, Trainer, embed
+from dkm.training import BatchSampler, embed
 
 #: Reconstruction losses: IDEC's Keras ``"mse"`` (mean over features) or DKM's ``g`` (sum).
 RECONSTRUCTIONS = {"mean": mean_squared_error, "sum": reconstruction_error}
@@ -82,6 +82,8 @@ class IDECObjective:
     """
 
     term_names = ("clustering", "reconstruction", "active")
+    replicated = ("centers", "gamma", "target", "labels", "active")
+    counters = ("iteration",)
 
     def __init__(
         self,
@@ -250,7 +252,7 @@ def fit_idec(
                                     config.kmeans_restarts)
     objective = IDECObjective(autoencoder, data, centers, config.gamma, config.update_interval,
                               config.tol, config.reconstruction)
-    trainer = Trainer(autoencoder, objective, data, optimizer, loop.jit_compile)
+    trainer = loop.trainer(autoencoder, objective, data, optimizer)
     sampler = BatchSampler(X.shape[0], loop.batch_size, seeds, "finetune", loop.sampler)
     history.update(run_epochs(
         trainer, sampler, config.epochs, stop_when=lambda: not objective.active.numpy().any(),

@@ -20,7 +20,7 @@ import tensorflow as tf
 
 from dkm.autoencoder import Architecture, Autoencoder
 from dkm.methods.common import LoopConfig, run_epochs
-from dkm.training import Adam, BatchSampler, Reconstruction, Trainer
+from dkm.training import Adam, BatchSampler, Reconstruction
 
 PAPER_PRETRAIN_EPOCHS = 50
 
@@ -54,7 +54,7 @@ def pretrain(
     """Train ``S`` autoencoders (one per seed) on the reconstruction error alone."""
     autoencoder = Autoencoder(architecture, seeds)
     optimizer = Adam(loop.learning_rate)
-    trainer = Trainer(autoencoder, Reconstruction(), data, optimizer, loop.jit_compile)
+    trainer = loop.trainer(autoencoder, Reconstruction(), data, optimizer)
     sampler = BatchSampler(int(data.shape[0]), loop.batch_size, seeds, "pretrain", loop.sampler)
     history = run_epochs(trainer, sampler, epochs, description="pretraining", progress=loop.progress)
     return Pretrained(
