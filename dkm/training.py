@@ -256,8 +256,8 @@ class Objective(Protocol):
 
     For the ``"sequential"`` layout an objective names its per-replica state:
     ``replicated`` lists the attributes (variables or constants) whose
-    leading axis is the replica axis, ``counters`` the scalar step-counting
-    variables that every replica advances alike. An attribute that holds the
+    leading axis is the replica axis, and ``counters`` (optional) the scalar
+    step-counting variables that every replica advances alike. An attribute that holds the
     trained :class:`Autoencoder` is recognised as such.
     """
 
@@ -330,6 +330,10 @@ class _ReplicaLane:
     """
 
     def __init__(self, stacked: _StepState) -> None:
+        if not hasattr(stacked.objective, "replicated"):
+            raise TypeError(f"{type(stacked.objective).__name__} does not name its per-replica "
+                            "state (`replicated`), which the sequential layout "
+                            "needs; add them, or train with layout='stacked'")
         autoencoder = stacked.autoencoder
         lane_autoencoder = autoencoder.one_replica()
         objective = copy.copy(stacked.objective)
@@ -345,6 +349,10 @@ class _ReplicaLane:
             setattr(objective, name, lane_value)
             pairs.append((value, lane_value))
         lane_of = {id(value): lane for value, lane in pairs}
+        unnamed = [v.name for v in stacked.objective.variables if id(v) not in lane_of]
+        if unnamed:
+            raise ValueError(f"{type(stacked.objective).__name__} trains {unnamed} but does not "
+                             "list them in `replicated`")
         objective.variables = [lane_of[id(v)] for v in stacked.objective.variables]
         optimizer = stacked.optimizer.sharing_step_count()
         self.state = _StepState(lane_autoencoder, objective, optimizer)
@@ -352,7 +360,7 @@ class _ReplicaLane:
             pairs.extend(zip(stacked.optimizer.slots(value), optimizer.slots(lane)))
         self._pairs = pairs
         self.counters = [stacked.optimizer.iterations] + [
-            getattr(stacked.objective, name) for name in stacked.objective.counters]
+            getattr(stacked.objective, name) for name in getattr(stacked.objective, "counters", ())]
 
     def load(self, replica: tf.Tensor, counter_values: Sequence[tf.Tensor]) -> None:
         """Copy replica ``replica`` into the lane and set the counters (in a graph)."""

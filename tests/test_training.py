@@ -161,3 +161,22 @@ def test_replicas_advance_adams_step_count_together(layout):
     for epoch in range(2):
         trainer.run_epoch(sampler.next_epoch())
         assert adam.iterations.numpy() == 3.0 * (epoch + 1)
+
+
+def test_the_sequential_layout_needs_the_objectives_per_replica_state():
+    class Bare:  # names no per-replica state
+        variables: list = []
+        term_names = ("reconstruction",)
+
+    class Unlisted(Reconstruction):  # trains a per-replica variable it does not list
+        def __init__(self):
+            self.scale = tf.Variable(tf.ones([2, 1]), name="scale")
+            self.variables = [self.scale]
+
+    autoencoder = Autoencoder(SMALL, [0, 1])
+    data = tf.zeros((10, 8))
+    with pytest.raises(TypeError, match="does not name its per-replica state"):
+        Trainer(autoencoder, Bare(), data, Adam(), layout="sequential")
+    with pytest.raises(ValueError, match=r"Unlisted trains \['scale:0'\] but does not list"):
+        Trainer(autoencoder, Unlisted(), data, Adam(), layout="sequential")
+    Trainer(autoencoder, Unlisted(), data, Adam(), layout="stacked")  # stacked needs no names
