@@ -7,9 +7,9 @@ object per line:
 * ``{"kind": "matmul", ...}``: 2048 × 2048 products in float32 and bfloat16, compiled by XLA and
   by TensorFlow's own kernels (oneDNN, which uses AMX tiles where the processor has them);
 * ``{"kind": "pretraining", ...}``: samples/s of the package's training loop (USPS-sized network,
-  pretraining, batch 256, stacked layout) in float32 with XLA (the package's default) and with
-  the products in bfloat16 (weights, Adam and the loss stay float32) without XLA, whose CPU
-  backend does not use AMX for bfloat16.
+  pretraining, batch 256, stacked layout) in float32 with XLA (the package's default) and
+  without, and with the products in bfloat16 (weights, Adam and the loss stay float32) without
+  XLA, whose CPU backend does not use AMX for bfloat16.
 
     python benchmarks/probe_bfloat16.py [--replicas 1 10] [--steps 20]
 """
@@ -86,6 +86,7 @@ def main() -> None:
                               "gflops": round(matmul_gflops(dtype, jit_compile))}), flush=True)
     for replicas in args.replicas:
         for name, network, jit_compile in (("float32", Autoencoder, True),
+                                           ("float32", Autoencoder, False),
                                            ("bfloat16 products", Bfloat16Products, False)):
             rate = pretraining_samples_per_s(network, jit_compile, replicas, args.steps)
             print(json.dumps({"kind": "pretraining", "precision": name, "xla": jit_compile,
