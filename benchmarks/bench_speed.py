@@ -61,23 +61,29 @@ class PlainSGD(Adam):
 OPTIMIZERS = {"adam": Adam, "sgd": PlainSGD}
 
 
-def matmul_gflops(size: int = 2048, repeats: int = 20) -> float:
-    """Float32 matmul throughput of this machine (best of a few runs)."""
-    a = tf.random.normal((size, size))
-    b = tf.random.normal((size, size))
+def matmul_gflops(size: int = 2048, repeats: int = 20, dtype: tf.DType = tf.float32,
+                  jit_compile: bool | None = None) -> float:
+    """Matmul throughput of this machine in ``dtype`` (best of a few runs), GFLOP/s.
 
-    @tf.function
+    ``jit_compile`` as for ``tf.function``: None leaves the choice to TensorFlow (its own
+    kernels here), True compiles the products with XLA.
+    """
+    a = tf.cast(tf.random.normal((size, size)), dtype)
+    b = tf.cast(tf.random.normal((size, size)), dtype)
+
+    @tf.function(jit_compile=jit_compile)
     def chain(x):
         for _ in range(repeats):
-            x = tf.matmul(x, b) * 1e-3
+            x = tf.matmul(x, b) * tf.cast(1e-3, dtype)
         return x
 
     chain(a).numpy()
-    best = min(_timed(lambda: chain(a).numpy()) for _ in range(3))
+    best = min(timed(lambda: chain(a).numpy()) for _ in range(3))
     return 2 * size**3 * repeats / best / 1e9
 
 
-def _timed(fn: Callable[[], object]) -> float:
+def timed(fn: Callable[[], object]) -> float:
+    """Seconds that one call of ``fn`` takes."""
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
@@ -118,7 +124,7 @@ def time_phase(shape: str, phase: str, replicas: int, steps: int, repeats: int,
         steps = idec_update_interval(shape, n)
     steps = min(steps, sampler.steps_per_epoch)
     trainer.run_epoch(sampler.next_epoch()[:, :steps])  # compile and warm up
-    seconds = min(_timed(lambda: trainer.run_epoch(sampler.next_epoch()[:, :steps]))
+    seconds = min(timed(lambda: trainer.run_epoch(sampler.next_epoch()[:, :steps]))
                   for _ in range(repeats)) / steps
     samples_per_s = replicas * BATCH / seconds
     return {

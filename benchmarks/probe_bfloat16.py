@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import numpy as np
 import tensorflow as tf
@@ -25,6 +24,8 @@ import tensorflow as tf
 from dkm.autoencoder import Architecture, Autoencoder
 from dkm.data import PAPER_STATISTICS
 from dkm.training import Adam, BatchSampler, Reconstruction, Trainer
+
+from bench_speed import matmul_gflops, timed  # a sibling script: benchmarks/ is on the path
 
 
 class Bfloat16Products(Autoencoder):
@@ -39,29 +40,6 @@ class Bfloat16Products(Autoencoder):
         return h
 
 
-def best_seconds(fn, repeats: int = 3) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def matmul_gflops(dtype: tf.DType, jit_compile: bool, size: int = 2048, chain: int = 10) -> float:
-    a = tf.cast(tf.random.normal((size, size)), dtype)
-    b = tf.cast(tf.random.normal((size, size)), dtype)
-
-    @tf.function(jit_compile=jit_compile)
-    def products(x):
-        for _ in range(chain):
-            x = tf.matmul(x, b) * tf.cast(1e-3, dtype)
-        return x
-
-    return 2 * size**3 * chain / best_seconds(lambda: products(a).numpy()) / 1e9
-
-
 def pretraining_samples_per_s(network: type[Autoencoder], jit_compile: bool, replicas: int,
                               steps: int) -> float:
     stats = PAPER_STATISTICS["usps"]
@@ -71,7 +49,9 @@ def pretraining_samples_per_s(network: type[Autoencoder], jit_compile: bool, rep
     trainer = Trainer(network(Architecture(d, k), seeds), Reconstruction(), data, Adam(),
                       jit_compile=jit_compile, layout="stacked")
     sampler = BatchSampler(n, 256, seeds, "pretrain")
-    seconds = best_seconds(lambda: trainer.run_epoch(sampler.next_epoch()[:, :steps]), repeats=2)
+    trainer.run_epoch(sampler.next_epoch()[:, :steps])  # compile and warm up
+    seconds = min(timed(lambda: trainer.run_epoch(sampler.next_epoch()[:, :steps]))
+                  for _ in range(2))
     return replicas * 256 * steps / seconds
 
 
@@ -83,7 +63,9 @@ def main() -> None:
     for dtype in (tf.float32, tf.bfloat16):
         for jit_compile in (True, False):
             print(json.dumps({"kind": "matmul", "dtype": dtype.name, "xla": jit_compile,
-                              "gflops": round(matmul_gflops(dtype, jit_compile))}), flush=True)
+                              "gflops": round(matmul_gflops(repeats=10, dtype=dtype,
+                                                            jit_compile=jit_compile))}),
+                  flush=True)
     for replicas in args.replicas:
         for name, network, jit_compile in (("float32", Autoencoder, True),
                                            ("float32", Autoencoder, False),
