@@ -11,7 +11,9 @@ from tqdm.auto import tqdm
 
 from dkm.autoencoder import Architecture, Autoencoder, PAPER_HIDDEN_SIZES
 from dkm.losses import squared_euclidean
-from dkm.training import DEFAULT_SAMPLER, BatchSampler, Layout, SamplerKind, Trainer, embed
+from dkm.training import (
+    DEFAULT_SAMPLER, Adam, BatchSampler, Layout, Objective, SamplerKind, Trainer, embed,
+)
 
 EpochCallback = Callable[[int], None]
 
@@ -36,7 +38,9 @@ class LoopConfig:
     def architecture(self, input_dim: int, embedding_dim: int) -> Architecture:
         return Architecture(input_dim, embedding_dim, tuple(self.hidden_sizes))
 
-    def trainer(self, autoencoder: Autoencoder, objective, data: tf.Tensor, optimizer) -> Trainer:
+    def trainer(
+        self, autoencoder: Autoencoder, objective: Objective, data: tf.Tensor, optimizer: Adam
+    ) -> Trainer:
         """A :class:`dkm.training.Trainer` that runs as these settings say."""
         return Trainer(autoencoder, objective, data, optimizer, self.jit_compile, self.layout)
 
