@@ -77,16 +77,18 @@ def matmul_gflops(size: int = 2048, repeats: int = 20, dtype: tf.DType = tf.floa
             x = tf.matmul(x, b) * tf.cast(1e-3, dtype)
         return x
 
-    chain(a).numpy()
-    best = min(timed(lambda: chain(a).numpy()) for _ in range(3))
-    return 2 * size**3 * repeats / best / 1e9
+    return 2 * size**3 * repeats / best_seconds(lambda: chain(a).numpy(), 3) / 1e9
 
 
-def timed(fn: Callable[[], object]) -> float:
-    """Seconds that one call of ``fn`` takes."""
-    start = time.perf_counter()
+def best_seconds(fn: Callable[[], object], repeats: int) -> float:
+    """Seconds of the fastest of ``repeats`` calls of ``fn``, after one call to compile and warm up."""
     fn()
-    return time.perf_counter() - start
+    fastest = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        fastest = min(fastest, time.perf_counter() - start)
+    return fastest
 
 
 def objective_for(phase: str, autoencoder: Autoencoder, data: tf.Tensor, shape: str,
@@ -123,9 +125,8 @@ def time_phase(shape: str, phase: str, replicas: int, steps: int, repeats: int,
     if phase == "idec":  # a window holding exactly one target update
         steps = idec_update_interval(shape, n)
     steps = min(steps, sampler.steps_per_epoch)
-    trainer.run_epoch(sampler.next_epoch()[:, :steps])  # compile and warm up
-    seconds = min(timed(lambda: trainer.run_epoch(sampler.next_epoch()[:, :steps]))
-                  for _ in range(repeats)) / steps
+    seconds = best_seconds(lambda: trainer.run_epoch(sampler.next_epoch()[:, :steps]),
+                           repeats) / steps
     samples_per_s = replicas * BATCH / seconds
     return {
         "kind": "phase", "shape": shape, "phase": phase, "replicas": replicas, "layout": layout,

@@ -25,7 +25,7 @@ from dkm.autoencoder import Architecture, Autoencoder
 from dkm.data import PAPER_STATISTICS
 from dkm.training import Adam, BatchSampler, Reconstruction, Trainer
 
-from bench_speed import matmul_gflops, timed  # a sibling script: benchmarks/ is on the path
+from bench_speed import best_seconds, matmul_gflops  # a sibling script: benchmarks/ is on the path
 
 
 class Bfloat16Products(Autoencoder):
@@ -49,9 +49,7 @@ def pretraining_samples_per_s(network: type[Autoencoder], jit_compile: bool, rep
     trainer = Trainer(network(Architecture(d, k), seeds), Reconstruction(), data, Adam(),
                       jit_compile=jit_compile, layout="stacked")
     sampler = BatchSampler(n, 256, seeds, "pretrain")
-    trainer.run_epoch(sampler.next_epoch()[:, :steps])  # compile and warm up
-    seconds = min(timed(lambda: trainer.run_epoch(sampler.next_epoch()[:, :steps]))
-                  for _ in range(2))
+    seconds = best_seconds(lambda: trainer.run_epoch(sampler.next_epoch()[:, :steps]), 2)
     return replicas * 256 * steps / seconds
 
 
