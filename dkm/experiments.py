@@ -217,14 +217,17 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def _git_commit() -> str:
-    root = Path(__file__).resolve().parents[1]
+def _git_commit(package: Path = Path(__file__).resolve().parent) -> str:
+    """HEAD of the checkout holding ``package``, with ``-dirty`` when the package's own tracked
+    files differ from it. Other files (the results a long job appends, the notebooks) do not
+    change what a run computes, so they do not make it dirty."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(package), *args], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+
     try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=10, check=True)
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return out.stdout.strip() + ("-dirty" if dirty else "")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".")
+        return git("rev-parse", "HEAD") + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
@@ -278,6 +281,7 @@ def run_seeds(
     split = validation_test_split(dataset.n_samples, seed=SPLIT_SEED)
     parts = {"validation": split.validation, "test": split.test}
 
+    recorded = provenance()  # the code that trains, not the checkout when training ends
     start = time.perf_counter()
     kwargs = {"pretrained": _shared_pretraining(dataset, seeds, config, loop, cache_dir)} \
         if spec.pretrained and cache_dir is not None else {}
@@ -298,7 +302,7 @@ def run_seeds(
             else _scores(dataset.y, friendliness[s], parts),
             "wall_time_s": round(wall / len(seeds), 3),
             "replicas_trained_together": len(seeds),
-            "provenance": provenance(),
+            "provenance": recorded,
             "created": created,
         })
     return records

@@ -14,7 +14,8 @@ import pytest
 
 from conftest import REPO_ROOT
 from dkm.data import load
-from dkm.experiments import configure, fit_methods, grid_cells, run_grid, run_seeds, TRADEOFF_GRID
+from dkm.experiments import (TRADEOFF_GRID, _git_commit, configure, fit_methods, grid_cells, run_grid,
+                             run_seeds)
 from dkm.methods.common import LoopConfig
 from dkm.results import ResultsStore
 
@@ -37,6 +38,27 @@ def test_a_record_has_the_protocol_fields(digits):
         assert set(record["kmeans_on_embedding"][part]) == {"acc", "nmi", "ari"}
     assert record["provenance"]["tensorflow"] and record["provenance"]["git_commit"]
     assert record["wall_time_s"] > 0
+
+
+def test_the_commit_is_dirty_only_when_the_package_itself_changed(tmp_path):
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    package, store = tmp_path / "pkg", tmp_path / "results.jsonl"
+    package.mkdir()
+    (package / "code.py").write_text("x = 1\n")
+    store.write_text("{}\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+    store.write_text("{}\n{}\n")  # a record appended by a long job: the code is unchanged
+    assert _git_commit(package) == head
+    (package / "code.py").write_text("x = 2\n")
+    assert _git_commit(package) == head + "-dirty"
+    assert _git_commit(tmp_path / "no-such-folder") == "unknown"
 
 
 def test_seeds_trained_together_match_separate_runs_in_their_metrics(digits):
