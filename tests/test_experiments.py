@@ -42,7 +42,8 @@ def test_a_record_has_the_protocol_fields(digits):
 
 def test_the_commit_is_dirty_only_when_the_package_itself_changed(tmp_path):
     def git(*args):
-        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
+                              text=True).stdout.strip()
 
     package, store = tmp_path / "pkg", tmp_path / "results.jsonl"
     package.mkdir()
@@ -51,8 +52,7 @@ def test_the_commit_is_dirty_only_when_the_package_itself_changed(tmp_path):
     git("init", "-q")
     git("add", ".")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
-    head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], check=True,
-                          capture_output=True, text=True).stdout.strip()
+    head = git("rev-parse", "HEAD")
 
     store.write_text("{}\n{}\n")  # a record appended by a long job: the code is unchanged
     assert _git_commit(package) == head
