@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "command can simply be run again.",
     )
     run.add_argument("--dataset", required=True, action="append",
-                     help="a dataset name (mnist, usps, 20news, rcv1, digits) or a path to a "
+                     help="a dataset name (mnist, usps, usps-sharp, 20news, rcv1, digits) or a path to a "
                           ".npz/.npy/.csv/svmlight file; repeat for several")
     run.add_argument("--method", action="append", dest="methods", metavar="METHOD",
                      help=f"method id, repeat for several (default: the paper's eight: "

@@ -21,6 +21,9 @@ from dkm.data import (
     from_arrays,
     get_data_home,
     load,
+    load_usps_libsvm_test,
+    paper_dataset,
+    smooth_usps,
 )
 
 MNIST_COUNTS = np.array([5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]) + np.array(
@@ -67,13 +70,67 @@ def test_mnist_is_all_70000_images_scaled_to_unit_range(mnist):
     assert mnist.n_clusters == 10 and mnist.class_names == tuple(range(10))
 
 
+@pytest.fixture(scope="module")
+def usps_sharp(data_home: Path) -> Dataset:
+    return load("usps-sharp", data_home)
+
+
 @pytest.mark.data
-def test_usps_is_all_9298_images_in_minus_one_to_one(usps):
+@pytest.mark.parametrize("variant", ["usps", "usps_sharp"])
+def test_usps_is_all_9298_images_in_minus_one_to_one(request, variant):
+    usps = request.getfixturevalue(variant)
     assert usps.X.shape == (9_298, 256) and usps.X.dtype == np.float32
-    assert usps.X.min() == -1.0 and usps.X.max() == 1.0
+    assert usps.X.min() == -1.0 and usps.X.max() <= 1.0
     assert np.array_equal(np.bincount(usps.y), USPS_COUNTS)
     assert usps.y[:10].tolist() == [6, 5, 4, 7, 3, 6, 3, 1, 0, 1]
-    assert usps.n_clusters == 10
+    assert usps.n_clusters == 10 and usps.name == variant.replace("_", "-")
+
+
+@pytest.mark.data
+def test_usps_sharp_is_the_h5_file_rescaled(usps_sharp):
+    assert usps_sharp.X.max() == 1.0
+    assert np.mean(usps_sharp.X == -1.0) > 0.5  # most pixels are blank background
+
+
+@pytest.mark.data
+def test_usps_is_libsvms_smoothed_variant_rebuilt_from_the_sharp_file(usps, usps_sharp, data_home):
+    libsvm = load_usps_libsvm_test(data_home)  # checksum-verified usps.t.bz2
+    assert libsvm.X.shape == (2_007, 256) and libsvm.name == "usps-libsvm-test"
+    assert np.array_equal(libsvm.y, usps.y[-2_007:])
+    # the file prints six decimals: the rebuild agrees to their rounding
+    assert np.abs(usps.X[-2_007:] - libsvm.X).max() < 1e-5
+    # and the sharp variant is far from it: the test can tell the two apart
+    assert np.abs(usps_sharp.X[-2_007:] - libsvm.X).max() > 0.5
+    assert np.mean(usps.X == -1.0) < 0.2
+
+
+def test_smoothing_blurs_one_pixel_into_a_gaussian():
+    image = np.zeros((1, 256))
+    image[0, 8 * 16 + 8] = 1.0
+    smoothed = (smooth_usps(image).reshape(16, 16).astype(np.float64) + 1) / 2
+    assert smoothed.sum() == pytest.approx(1.0, abs=1e-6)  # far from the border: no mass lost
+    assert smoothed[8, 8] == smoothed.max()
+    assert smoothed[8, 7] == pytest.approx(smoothed[7, 8]) and smoothed[8, 7] < smoothed[8, 8]
+    # variance of the blur along one axis: sigma^2 = 0.75^2
+    profile = smoothed.sum(axis=0)
+    offsets = np.arange(16) - 8
+    assert (profile * offsets**2).sum() == pytest.approx(0.75**2, rel=1e-3)
+
+
+def test_smoothing_refuses_images_of_another_size():
+    with pytest.raises(ValueError, match=r"shape \(n, 256\)"):
+        smooth_usps(np.zeros((3, 64)))
+
+
+def test_a_corrupt_libsvm_test_file_fails_its_checksum(tmp_path):
+    (tmp_path / "usps.t.bz2").write_bytes(b"a truncated copy")
+    with pytest.raises(ValueError, match="checksum mismatch"):
+        load_usps_libsvm_test(tmp_path)
+
+
+def test_a_variant_takes_its_papers_dataset():
+    assert paper_dataset("usps-sharp") == "usps"
+    assert paper_dataset("usps") == "usps" and paper_dataset("my-file") == "my-file"
 
 
 @pytest.mark.data
@@ -125,7 +182,7 @@ def test_digits_needs_no_file_and_is_scaled_to_unit_range():
 
 
 def test_available_datasets():
-    assert available_datasets() == ("mnist", "usps", "20news", "rcv1", "digits")
+    assert available_datasets() == ("mnist", "usps", "usps-sharp", "20news", "rcv1", "digits")
 
 
 def test_unknown_name_lists_the_valid_names_and_mentions_paths():
@@ -163,7 +220,7 @@ def test_data_home_precedence(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize(
     "name, relative_path",
-    [("mnist", "mnist.npz"), ("usps", "usps.h5"), ("20news", NEWS_CACHE)],
+    [("mnist", "mnist.npz"), ("usps", "usps.h5"), ("usps-sharp", "usps.h5"), ("20news", NEWS_CACHE)],
 )
 def test_a_corrupt_file_fails_its_checksum(tmp_path, name, relative_path):
     path = tmp_path / relative_path
