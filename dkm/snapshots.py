@@ -1,0 +1,203 @@
+"""Embedding snapshots: what the paper's figures need from a full-scale run, saved as data.
+
+A figure such as the paper's t-SNE of the USPS embeddings needs the final
+embedding of each method, not its scores. :func:`save_snapshot` trains several
+methods for one seed from one shared pretraining (:func:`dkm.experiments.fit_methods`),
+and keeps, for a fixed sample of points, each method's final embedding and
+clusters, its per-epoch curves (the embedding norm among them), its scores on
+the protocol's validation and test parts, and the run's provenance. The file
+is a NumPy ``.npz`` whose ``meta`` entry is a JSON document; it is written
+atomically. :func:`load_snapshot` reads it back.
+
+Layout of the ``.npz``::
+
+    meta                      JSON: dataset, seed, methods, scale, trade-offs,
+                              data fingerprint, provenance, scores, created
+    points                    (n_points,) row indices of the sample, sorted
+    y                         (n_points,) true classes of the sample
+    <method>/embedding        (n_points, p) final embedding
+    <method>/labels           (n_points,) the method's clusters
+    <method>/history/<curve>  (n_epochs,) per-epoch curve (``embedding_norm``, ``loss`` ...)
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from dkm.data import Dataset, load
+
+__all__ = ["Snapshot", "save_snapshot", "load_snapshot", "sample_points"]
+
+#: Seed of the sample of points a snapshot keeps (fixed, so every snapshot of a
+#: dataset shows the same points).
+SAMPLE_SEED = 0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The content of a snapshot file.
+
+    Attributes
+    ----------
+    meta : dict
+        Dataset, seed, methods, scale, trade-offs, data fingerprint, provenance,
+        the methods' scores (``scores[method][part][metric]``, on all points of
+        each part) and the creation time.
+    points : numpy.ndarray
+        Row indices of the sample in the dataset.
+    y : numpy.ndarray
+        True classes of the sample.
+    embeddings, labels : dict of str to numpy.ndarray
+        Final embedding and clusters of the sample, by method.
+    history : dict of str to dict of str to numpy.ndarray
+        Per-epoch curves by method and curve name.
+    """
+
+    meta: dict[str, Any]
+    points: np.ndarray
+    y: np.ndarray
+    embeddings: dict[str, np.ndarray]
+    labels: dict[str, np.ndarray]
+    history: dict[str, dict[str, np.ndarray]]
+
+
+def sample_points(n_samples: int, n_points: int | None) -> np.ndarray:
+    """The sorted rows a snapshot keeps: ``n_points`` of ``n_samples`` drawn with
+    :data:`SAMPLE_SEED`, or every row when ``n_points`` is None or not smaller."""
+    if n_points is not None and n_points < 1:
+        raise ValueError(f"n_points must be >= 1 or None, got {n_points}")
+    if n_points is None or n_points >= n_samples:
+        return np.arange(n_samples)
+    rng = np.random.default_rng(SAMPLE_SEED)
+    return np.sort(rng.choice(n_samples, n_points, replace=False))
+
+
+def save_snapshot(
+    dataset: str | Dataset,
+    methods: Iterable[str],
+    seed: int,
+    path: str | os.PathLike[str],
+    *,
+    n_points: int | None = 2_000,
+    scale: float = 1.0,
+    tradeoffs: dict[str, float] | None = None,
+    loop: Any = None,
+) -> Snapshot:
+    """Train ``methods`` for ``seed`` and save the snapshot to ``path``.
+
+    Parameters
+    ----------
+    dataset : str or Dataset
+        The data, labelled; a name or path is loaded with :func:`dkm.data.load`.
+    methods : iterable of str
+        Method ids with an embedding (not ``"km"``), trained from one shared
+        pretraining as in :func:`dkm.experiments.fit_methods`.
+    seed : int
+        The seed; with the same seed and scale, the scores equal the
+        protocol's records for that seed.
+    path : str or path-like
+        The ``.npz`` to write (its directory is created).
+    n_points : int or None, default 2000
+        Size of the sample kept (:func:`sample_points`); None keeps every point.
+    scale : float, default 1.0
+        Multiplies every epoch count (1 = the paper's).
+    tradeoffs : dict, optional
+        λ or γ by method; the paper's value for the dataset by default.
+    loop : LoopConfig, optional
+        Settings of the shared training loop (the paper's by default).
+
+    Returns
+    -------
+    Snapshot
+        What was written.
+
+    Raises
+    ------
+    ValueError
+        For unlabelled data, a method without an embedding, or a bad ``n_points``.
+    """
+    from dkm.experiments import (
+        SPLIT_SEED, configure, data_fingerprint, fit_methods, provenance,
+    )
+    from dkm.metrics import evaluate
+    from dkm.splits import validation_test_split
+
+    data = dataset if isinstance(dataset, Dataset) else load(dataset)
+    if data.y is None:
+        raise ValueError(f"{data.name} has no labels: a snapshot keeps the true classes")
+    methods = list(methods)
+    if "km" in methods:
+        raise ValueError("km has no embedding to keep: leave it out of a snapshot's methods")
+    points = sample_points(data.n_samples, n_points)
+    recorded = provenance()
+    start = time.perf_counter()
+    results = fit_methods(data, methods, [seed], scale=scale, tradeoffs=tradeoffs, loop=loop)
+    wall = time.perf_counter() - start
+
+    split = validation_test_split(data.n_samples, seed=SPLIT_SEED)
+    parts = {"validation": split.validation, "test": split.test}
+    arrays: dict[str, np.ndarray] = {"points": points, "y": data.y[points]}
+    scores, used_tradeoffs = {}, {}
+    for method, result in results.items():
+        labels = result.labels[0]
+        arrays[f"{method}/embedding"] = result.embeddings[0][points]
+        arrays[f"{method}/labels"] = labels[points]
+        for curve, values in result.history.items():
+            arrays[f"{method}/history/{curve}"] = np.asarray(values)[0]
+        scores[method] = {part: evaluate(data.y[idx], labels[idx]) for part, idx in parts.items()}
+        config = configure(method, data, (tradeoffs or {}).get(method), scale)
+        for field in ("lam", "gamma"):
+            if hasattr(config, field):
+                used_tradeoffs[method] = float(getattr(config, field))
+    meta = {
+        "dataset": data.name, "seed": int(seed), "methods": methods, "scale": scale,
+        "tradeoffs": used_tradeoffs, "n_points": int(points.size),
+        "sample_seed": SAMPLE_SEED, "data_fingerprint": data_fingerprint(data),
+        "scores": scores, "wall_time_s": round(wall, 3), "provenance": recorded,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    _write_atomically(Path(path), meta, arrays)
+    return load_snapshot(path)
+
+
+def _write_atomically(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            np.savez_compressed(stream, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+        os.replace(temporary, path)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
+def load_snapshot(path: str | os.PathLike[str]) -> Snapshot:
+    """Read a snapshot written by :func:`save_snapshot`.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` does not exist.
+    ValueError
+        When the file is not a snapshot.
+    """
+    with np.load(path, allow_pickle=False) as archive:
+        if "meta" not in archive.files or "points" not in archive.files:
+            raise ValueError(f"{path} is not an embedding snapshot (no 'meta' or 'points')")
+        meta = json.loads(str(archive["meta"]))
+        embeddings, labels, history = {}, {}, {}
+        for method in meta["methods"]:
+            embeddings[method] = archive[f"{method}/embedding"]
+            labels[method] = archive[f"{method}/labels"]
+            prefix = f"{method}/history/"
+            history[method] = {name[len(prefix):]: archive[name]
+                               for name in archive.files if name.startswith(prefix)}
+        return Snapshot(meta, archive["points"], archive["y"], embeddings, labels, history)
