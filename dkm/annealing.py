@@ -180,7 +180,18 @@ def paper_annealing(
     n_terms = _check_epochs(n_terms, "n_terms")
     alpha_1 = _check_alpha(alpha_1, "alpha_1")
     factors = np.concatenate(([1.0], _paper_multipliers(n_terms)))
-    return Schedule(tuple(alpha_1 * np.cumprod(factors)), epochs_per_alpha)
+    return Schedule(tuple(_machine_independent(alpha_1 * np.cumprod(factors))), epochs_per_alpha)
+
+
+def _machine_independent(values: np.ndarray) -> list[float]:
+    """``values`` rounded to 12 significant digits.
+
+    NumPy's vectorised ``log`` and ``pow`` may differ in the last bit from one
+    CPU to another; rounded, the schedule recorded with a run (and hashed to
+    identify it) is the same on every machine. Training uses α in float32,
+    which 12 digits determine.
+    """
+    return [float(f"{value:.12g}") for value in values]
 
 
 def constant(alpha: float = 1000.0, epochs: int = 100) -> Schedule:
