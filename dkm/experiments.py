@@ -33,7 +33,7 @@ import dkm
 from dkm import paper
 from dkm.data import Dataset, load, paper_dataset
 from dkm.metrics import evaluate
-from dkm.results import ResultsStore, config_hash
+from dkm.results import ResultsStore, config_hash, unrecorded_defaults
 from dkm.splits import validation_test_split
 
 #: The paper's line-search grid for λ and γ: {10^i, i = -4..3}.
@@ -168,6 +168,8 @@ def run_params(method: str, config: Any, loop: Any, scale: float, tradeoff_name:
                fingerprint: str) -> dict[str, Any]:
     """The hyperparameters recorded with a run (and hashed to identify it)."""
     params = _jsonable(config)
+    for name in unrecorded_defaults(config):
+        del params[name]
     params.pop("lam", None)
     params.pop("gamma", None)
     if tradeoff_name is not None:

@@ -80,6 +80,7 @@ warns about the broken line and skips it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -90,6 +91,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from numbers import Real
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
@@ -106,7 +108,9 @@ __all__ = [
     "METRICS",
     "DISTANCES",
     "COLUMNS",
+    "RECORDED_WHEN_SET",
     "config_hash",
+    "unrecorded_defaults",
     "new_record",
     "validate_record",
     "records_to_dataframe",
@@ -154,6 +158,18 @@ COLUMNS = (
     "created",
     "config_hash",
 )
+
+
+#: Metadata of a configuration field that a record holds (and hashes) only when
+#: it differs from its default: a switch added after records were written
+#: leaves their configuration hashes, hence their resumption, unchanged.
+RECORDED_WHEN_SET = MappingProxyType({"recorded_when_set": True})
+
+
+def unrecorded_defaults(config: Any) -> set[str]:
+    """Names of the :data:`RECORDED_WHEN_SET` fields of a dataclass that hold their default."""
+    return {f.name for f in dataclasses.fields(config)
+            if f.metadata.get("recorded_when_set") and getattr(config, f.name) == f.default}
 
 
 def config_hash(dataset: str, method: str, seed: int, params: Mapping[str, Any]) -> str:

@@ -12,7 +12,9 @@ from dkm.autoencoder import Architecture, Autoencoder
 from dkm.losses import kl_divergence, squared_euclidean, student_t_assignment, target_distribution
 from dkm.methods import pretraining
 from dkm.methods.common import LoopConfig, kmeans_on_embedding
-from dkm.methods.dcn import DCNConfig, DCNObjective, fit_dcn, running_mean_update
+from dkm.methods.dcn import (
+    AUTHORS_DCN, DCNConfig, DCNObjective, fit_dcn, running_mean_update,
+)
 from dkm.methods.idec import IDECConfig, IDECObjective, fit_idec
 from dkm.methods.km import AEKMConfig, fit_aekm, fit_km
 from dkm.methods.pretraining import load_or_pretrain
@@ -126,6 +128,80 @@ def test_dcn_step_reassigns_and_moves_with_every_sample_of_the_batch():
     np.testing.assert_allclose(objective.centroids.numpy(), expected_centroids, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(objective.counts.numpy(), expected_counts)
     assert objective.variables == []  # the optimiser never trains the centroids
+
+
+def test_authors_dcn_step_moves_only_the_last_sample_of_the_batch():
+    # The DKM authors' DCN built one update op per sample of the batch in a Python loop and
+    # ran only the last: one reassignment and one centroid move per batch, by hand here.
+    rng = np.random.default_rng(1)
+    data = rng.normal(size=(20, 4)).astype(np.float32)
+    autoencoder = Autoencoder(TINY, [0, 1])
+    centroids = rng.normal(size=(2, 3, 2)).astype(np.float32)
+    stored = rng.integers(0, 3, (2, 20)).astype(np.int32)
+    objective = DCNObjective(autoencoder, centroids, stored, lam=1.0, update="last-sample")
+    indices = np.array([[3, 7, 0, 19, 11, 5], [1, 2, 3, 4, 5, 6]], np.int32)
+    x = tf.gather(tf.constant(data), indices)
+    objective.after_step(x, tf.constant(indices))
+
+    h_last = autoencoder.encode(x).numpy()[:, -1]
+    expected_assignments = stored.copy()
+    expected_centroids = centroids.copy()
+    expected_counts = np.full((2, 3), 100.0)
+    for s in range(2):
+        k = int(np.argmin(((h_last[s] - centroids[s]) ** 2).sum(-1)))
+        expected_assignments[s, indices[s, -1]] = k
+        expected_counts[s, k] += 1
+        expected_centroids[s, k] -= (centroids[s, k] - h_last[s]) / expected_counts[s, k]
+    np.testing.assert_array_equal(objective.assignments.numpy(), expected_assignments)
+    np.testing.assert_allclose(objective.centroids.numpy(), expected_centroids, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(objective.counts.numpy(), expected_counts)
+
+
+def test_authors_dcn_loss_weighs_lambda_fully_and_trains_the_centroids():
+    rng = np.random.default_rng(3)
+    autoencoder = Autoencoder(TINY, [0])
+    centroids = rng.normal(size=(1, 3, 2)).astype(np.float32)
+    stored = np.array([[0, 2, 1, 2]], np.int32)
+    x = tf.constant(rng.normal(size=(1, 4, 4)).astype(np.float32))
+    indices = tf.constant([[0, 1, 2, 3]])
+    h = autoencoder.encode(x)
+    x_hat = autoencoder.decode(h)
+    yang = DCNObjective(autoencoder, centroids, stored, lam=0.3)
+    authors = DCNObjective(autoencoder, centroids, stored, lam=0.3, train_centroids=True,
+                           clustering_weight=1.0)
+    yang_loss, terms = yang.per_sample_loss(x, x_hat, h, indices)
+    with tf.GradientTape() as tape:
+        authors_loss, _ = authors.per_sample_loss(x, x_hat, h, indices)
+        mean_loss = tf.reduce_mean(authors_loss)
+    r = centroids[0, stored[0]]
+    distances = ((h.numpy()[0] - r) ** 2).sum(-1)
+    np.testing.assert_allclose(terms["clustering"].numpy()[0], distances, rtol=1e-5)
+    np.testing.assert_allclose((authors_loss - yang_loss).numpy()[0], 0.15 * distances, rtol=1e-4)
+    assert authors.variables == [authors.centroids] and yang.variables == []
+    # d/dr_k of mean_i λ ‖h_i − r_{s_i}‖² = −(2λ / B) Σ_{i: s_i = k} (h_i − r_k)
+    expected = np.zeros((3, 2))
+    for i, k in enumerate(stored[0]):
+        expected[k] -= 2 * 0.3 / 4 * (h.numpy()[0, i] - centroids[0, k])
+    np.testing.assert_allclose(tape.gradient(mean_loss, authors.centroids).numpy()[0], expected,
+                               rtol=1e-4, atol=1e-6)
+
+
+def test_authors_dcn_trains_and_reports_its_stored_assignments():
+    X = load_digits().data[:300].astype(np.float32) / 16.0
+    config = DCNConfig(lam=0.1, epochs=2, pretrain_epochs=0, **AUTHORS_DCN)
+    result = fit_dcn(X, K, [4, 5], config, LOOP)
+    assert result.labels.shape == (2, 300)
+    # with one update per batch, most points keep their random initial assignment, so the
+    # stored labels differ from the nearest centroid of many points
+    nearest = np.argmin(((result.embeddings[:, :, None] - result.centers[:, None]) ** 2).sum(-1), -1)
+    assert (result.labels != nearest).mean() > 0.2
+
+
+@pytest.mark.parametrize("field, value", [("update", "first-sample"), ("labels", "soft"),
+                                          ("clustering_weight", 0.0)])
+def test_dcn_config_rejects_unknown_switches(field, value):
+    with pytest.raises(ValueError, match=field):
+        DCNConfig(**{field: value})
 
 
 def test_idec_soft_assignment_target_and_kl_match_their_formulas():

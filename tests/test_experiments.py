@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO_ROOT
 from dkm.data import load
 from dkm.experiments import (TRADEOFF_GRID, _git_commit, configure, fit_methods, grid_cells, run_grid,
-                             run_seeds)
+                             run_params, run_seeds)
 from dkm.methods.common import LoopConfig
 from dkm.results import ResultsStore
 
@@ -85,6 +85,20 @@ def test_configure_applies_the_papers_tradeoff_then_the_overrides():
     assert (changed.gamma, changed.reconstruction, changed.epochs) == (1e-3, "sum", 100)
     with pytest.raises(ValueError, match="unknown method"):
         configure("dec", usps_like)
+
+
+def test_switches_added_later_enter_the_record_only_when_set():
+    # DCN's switches for the DKM authors' variant came after records were written: at their
+    # defaults they are not recorded, so those records keep their configuration hash.
+    from dkm.methods.dcn import AUTHORS_DCN
+
+    usps_like = SimpleNamespace(name="usps", n_samples=9298)
+    default = run_params("dcn-p", configure("dcn-p", usps_like), TINY, 1.0, "lambda", "f")
+    assert not set(AUTHORS_DCN) & set(default)
+    authors = run_params("dcn-p", configure("dcn-p", usps_like, overrides=AUTHORS_DCN), TINY, 1.0,
+                         "lambda", "f")
+    assert {k: authors[k] for k in AUTHORS_DCN} == AUTHORS_DCN
+    assert {k: v for k, v in authors.items() if k not in AUTHORS_DCN} == default
 
 
 def test_lambda_search_cells_cover_the_paper_grid():

@@ -22,12 +22,15 @@ reassigned and moved its centroid; and the centroids were a trainable
 variable, so Adam also moved them along the gradient of the loss. This implementation is the
 method as Yang et al. describe it. The authors' code also weighted the
 clustering term by λ rather than λ/2 (the general form of the DKM paper's
-eq. (1)), so their λ corresponds to 2λ here.
+eq. (1)), so their λ corresponds to 2λ here, and it reported the stored
+assignments ``s`` after the last batch rather than a fresh nearest-centroid
+pass. Each of these four differences is a switch of :class:`DCNConfig`
+(:data:`AUTHORS_DCN` sets all four), so that they can be studied one at a time.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -43,10 +46,22 @@ from dkm.methods.common import (
 )
 from dkm.methods.dkm import initial_centers
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
+from dkm.results import RECORDED_WHEN_SET
 from dkm.training import BatchSampler
 
 #: Initial value of the per-cluster counts in DCN's code.
 DCN_INITIAL_COUNT = 100.0
+#: Which samples of a batch are reassigned and move their centroid after the step.
+UpdateRule = Literal["batch", "last-sample"]
+UPDATE_RULES: tuple[str, ...] = ("batch", "last-sample")
+#: Where the final labels come from.
+LabelSource = Literal["nearest", "stored"]
+LABEL_SOURCES: tuple[str, ...] = ("nearest", "stored")
+
+
+def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
 
 
 def running_mean_update(
@@ -96,6 +111,16 @@ class DCNObjective:
         The trade-off λ, one value or one per replica.
     initial_count : float
         Starting value of every cluster's count.
+    update : {"batch", "last-sample"}
+        ``"batch"``: every sample of the batch is reassigned and moves its
+        centroid (Yang et al.). ``"last-sample"``: only the batch's last
+        sample does (the DKM authors' code).
+    train_centroids : bool
+        Whether Adam also moves the centroids along the loss's gradient (the
+        DKM authors' code), on top of the running-mean updates.
+    clustering_weight : float
+        Weight of ``λ ‖h − r‖²`` in the loss: 0.5 (Yang et al.) or 1.0 (the DKM
+        authors' code).
     """
 
     term_names = ("clustering", "reconstruction")
@@ -109,25 +134,35 @@ class DCNObjective:
         assignments: np.ndarray,
         lam: float | Sequence[float],
         initial_count: float = DCN_INITIAL_COUNT,
+        update: UpdateRule = "batch",
+        train_centroids: bool = False,
+        clustering_weight: float = 0.5,
     ) -> None:
+        _check_choice("update", update, UPDATE_RULES)
         n_replicas, n_clusters, _ = centroids.shape
         self.autoencoder = autoencoder
-        self.centroids = tf.Variable(centroids.astype(np.float32), trainable=False, name="centroids")
+        self.update = update
+        self.clustering_weight = float(clustering_weight)
+        self.centroids = tf.Variable(centroids.astype(np.float32), trainable=train_centroids,
+                                     name="centroids")
         self.assignments = tf.Variable(assignments.astype(np.int32), trainable=False, name="s")
         self.counts = tf.Variable(
             tf.fill([n_replicas, n_clusters], float(initial_count)), trainable=False, name="counts"
         )
         self.lam = tf.constant(np.broadcast_to(np.asarray(lam, np.float32), (n_replicas,))[:, None])
-        self.variables: list[tf.Variable] = []
+        self.variables: list[tf.Variable] = [self.centroids] if train_centroids else []
 
     def per_sample_loss(self, x, x_hat, h, indices):
         assigned = tf.gather(self.assignments, indices, batch_dims=1)
         r = tf.gather(self.centroids, assigned, batch_dims=1)
         clustering = tf.reduce_sum(tf.square(h - r), axis=-1)
         rec = reconstruction_error(x, x_hat)
-        return rec + 0.5 * self.lam * clustering, {"clustering": clustering, "reconstruction": rec}
+        weighted = self.clustering_weight * self.lam * clustering
+        return rec + weighted, {"clustering": clustering, "reconstruction": rec}
 
     def after_step(self, x, indices) -> None:
+        if self.update == "last-sample":
+            x, indices = x[:, -1:], indices[:, -1:]
         h = self.autoencoder.encode(x)
         nearest = tf.argmin(squared_euclidean(h, self.centroids), axis=-1, output_type=tf.int32)
         replica = tf.broadcast_to(tf.range(tf.shape(indices)[0])[:, None], tf.shape(indices))
@@ -157,6 +192,22 @@ class DCNConfig:
     carry_optimizer_state : bool
         Continue pretraining's Adam moments (one Adam instance served both
         phases in the DKM authors' DCN code).
+    update : {"batch", "last-sample"}
+        Which samples of each batch are reassigned and move their centroid
+        after the step: all (Yang et al.) or the last only (the DKM authors'
+        code).
+    train_centroids : bool
+        Adam also trains the centroids (the DKM authors' code).
+    clustering_weight : float
+        The clustering term is ``clustering_weight · λ ‖h − r‖²``: 0.5 in Yang
+        et al.'s loss, 1.0 in the DKM authors' code.
+    labels : {"nearest", "stored"}
+        The final labels: each point's nearest centroid after a fresh forward
+        pass, or the assignments ``s`` as stored after the last batch (what the
+        DKM authors' code reported).
+
+    The last four fields are recorded with a run only when they differ from
+    their defaults (:data:`dkm.results.RECORDED_WHEN_SET`).
     """
 
     lam: float | tuple[float, ...] = 1.0
@@ -165,6 +216,16 @@ class DCNConfig:
     kmeans_restarts: int = 10
     initial_count: float = DCN_INITIAL_COUNT
     carry_optimizer_state: bool = True
+    update: UpdateRule = field(default="batch", metadata=RECORDED_WHEN_SET)
+    train_centroids: bool = field(default=False, metadata=RECORDED_WHEN_SET)
+    clustering_weight: float = field(default=0.5, metadata=RECORDED_WHEN_SET)
+    labels: LabelSource = field(default="nearest", metadata=RECORDED_WHEN_SET)
+
+    def __post_init__(self) -> None:
+        _check_choice("update", self.update, UPDATE_RULES)
+        _check_choice("labels", self.labels, LABEL_SOURCES)
+        if not self.clustering_weight > 0:
+            raise ValueError(f"clustering_weight must be > 0, got {self.clustering_weight!r}")
 
     def scaled(self, factor: float) -> "DCNConfig":
         """The same variant with every epoch count multiplied by ``factor``."""
@@ -177,6 +238,13 @@ DCN_VARIANTS: dict[str, DCNConfig] = {
     "dcn-np": DCNConfig(lam=0.1, epochs=200, pretrain_epochs=0),
     "dcn-p": DCNConfig(lam=0.1, epochs=50),
 }
+
+#: The four switches as the DKM authors' DCN code had them (apply with
+#: ``dataclasses.replace(config, **AUTHORS_DCN)``).
+AUTHORS_DCN: dict[str, object] = {
+    "update": "last-sample", "train_centroids": True, "clustering_weight": 1.0, "labels": "stored",
+}
+
 
 
 def random_assignments(seeds: Sequence[int], n_clusters: int, n_samples: int) -> np.ndarray:
@@ -226,7 +294,8 @@ def fit_dcn(
     Returns
     -------
     MethodResult
-        Labels from a fresh forward pass after training (nearest centroid).
+        Labels from a fresh forward pass after training (nearest centroid),
+        or the stored assignments when ``config.labels`` is ``"stored"``.
     """
     data = tf.constant(X, tf.float32)
     architecture = loop.architecture(X.shape[1], embedding_dim or n_clusters)
@@ -239,9 +308,13 @@ def fit_dcn(
     if assignments is None:
         assignments = random_assignments(seeds, n_clusters, X.shape[0])
 
-    objective = DCNObjective(autoencoder, centroids, assignments, config.lam, config.initial_count)
+    objective = DCNObjective(autoencoder, centroids, assignments, config.lam, config.initial_count,
+                             config.update, config.train_centroids, config.clustering_weight)
     trainer = loop.trainer(autoencoder, objective, data, optimizer)
     sampler = BatchSampler(X.shape[0], loop.batch_size, seeds, "finetune", loop.sampler)
     history.update(run_epochs(trainer, sampler, config.epochs, description="DCN",
                               progress=loop.progress))
-    return network_result(autoencoder, data, objective.centroids.numpy(), history)
+    result = network_result(autoencoder, data, objective.centroids.numpy(), history)
+    if config.labels == "stored":
+        result.labels = objective.assignments.numpy()
+    return result
