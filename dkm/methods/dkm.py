@@ -2,18 +2,29 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from dkm.annealing import Schedule, constant, paper_annealing
+from dkm.autoencoder import Autoencoder
 from dkm.losses import dkm_clustering_term, get_distance, reconstruction_error
 from dkm.methods.common import (
     LoopConfig, MethodResult, kmeans_per_replica, nearest_center, run_epochs, scale_epochs,
 )
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
+from dkm.results import RECORDED_WHEN_SET
 from dkm.training import BatchSampler, embed
+
+#: The clustering term: the paper's soft assignment, or its hard limit.
+Assignment = Literal["soft", "hard"]
+ASSIGNMENTS: tuple[str, ...] = ("soft", "hard")
+
+
+def _check_assignment(value: str) -> None:
+    if value not in ASSIGNMENTS:
+        raise ValueError(f"assignment must be one of {ASSIGNMENTS}; got {value!r}")
 
 
 class DKMObjective:
@@ -27,6 +38,16 @@ class DKMObjective:
         The trade-off λ, one value or one per replica (a λ grid in one run).
     distance : {"euclidean", "cosine"}
         The clustering distance ``f``; ``g`` is always the squared Euclidean error.
+    assignment : {"soft", "hard"}
+        ``"soft"``: the paper's ``Σ_k f G_k(α)``. ``"hard"``: its limit
+        ``α → ∞``, ``min_k f(h, r_k)``, whose gradient reaches only the nearest
+        representative (α is then ignored).
+    weight_decay : float
+        Coefficient ``μ`` of an L2 penalty ``μ Σ_l ‖W_l‖²`` on the network's
+        kernels (biases excluded), added to every sample's loss.
+    autoencoder : Autoencoder, optional
+        The network whose kernels the penalty reads; needed when
+        ``weight_decay > 0``.
     """
 
     term_names = ("clustering", "reconstruction")
@@ -34,9 +55,21 @@ class DKMObjective:
     counters = ()
 
     def __init__(
-        self, representatives: np.ndarray, lam: float | Sequence[float], distance: str = "euclidean"
+        self,
+        representatives: np.ndarray,
+        lam: float | Sequence[float],
+        distance: str = "euclidean",
+        assignment: Assignment = "soft",
+        weight_decay: float = 0.0,
+        autoencoder: Autoencoder | None = None,
     ) -> None:
+        _check_assignment(assignment)
+        if weight_decay and autoencoder is None:
+            raise ValueError("weight_decay > 0 needs the autoencoder whose kernels it penalises")
         n_replicas = representatives.shape[0]
+        self.assignment = assignment
+        self.weight_decay = float(weight_decay)
+        self.autoencoder = autoencoder
         self.representatives = tf.Variable(representatives.astype(np.float32), name="representatives")
         self.lam = tf.constant(np.broadcast_to(np.asarray(lam, np.float32), (n_replicas,))[:, None])
         self.distance = get_distance(distance)
@@ -45,8 +78,17 @@ class DKMObjective:
 
     def per_sample_loss(self, x, x_hat, h, indices):
         rec = reconstruction_error(x, x_hat)
-        clustering = dkm_clustering_term(self.distance(h, self.representatives), self.alpha)
-        return rec + self.lam * clustering, {"clustering": clustering, "reconstruction": rec}
+        distances = self.distance(h, self.representatives)
+        if self.assignment == "hard":
+            clustering = tf.reduce_min(distances, axis=-1)
+        else:
+            clustering = dkm_clustering_term(distances, self.alpha)
+        loss = rec + self.lam * clustering
+        if self.weight_decay:
+            kernels = [w for w in self.autoencoder.params if w.shape.rank == 3]  # (S, in, out)
+            penalty = tf.add_n([tf.reduce_sum(tf.square(w), axis=[1, 2]) for w in kernels])
+            loss += self.weight_decay * penalty[:, None]
+        return loss, {"clustering": clustering, "reconstruction": rec}
 
     def after_step(self, x, indices) -> None:
         return None
@@ -71,6 +113,14 @@ class DKMConfig:
         Restarts of the k-means++ initialisation after pretraining.
     carry_optimizer_state : bool
         Continue pretraining's Adam moments in fine-tuning (authors' code).
+    assignment : {"soft", "hard"}
+        The paper's soft assignment, or its ``α → ∞`` limit ``min_k f``.
+    weight_decay : float
+        L2 penalty on the network's kernels during fine-tuning (0: none, as
+        in the paper's runs).
+
+    The last two fields are recorded with a run only when they differ from
+    their defaults (:data:`dkm.results.RECORDED_WHEN_SET`).
     """
 
     lam: float | tuple[float, ...] = 1.0
@@ -79,6 +129,13 @@ class DKMConfig:
     distance: str = "euclidean"
     kmeans_restarts: int = 10
     carry_optimizer_state: bool = True
+    assignment: Assignment = field(default="soft", metadata=RECORDED_WHEN_SET)
+    weight_decay: float = field(default=0.0, metadata=RECORDED_WHEN_SET)
+
+    def __post_init__(self) -> None:
+        _check_assignment(self.assignment)
+        if not self.weight_decay >= 0:
+            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
 
     def scaled(self, factor: float) -> "DKMConfig":
         """The same variant with every epoch count multiplied by ``factor``."""
@@ -162,7 +219,8 @@ def fit_dkm(
     _, representatives = initial_centers(autoencoder, data, n_clusters, seeds,
                                          bool(config.pretrain_epochs), config.kmeans_restarts)
 
-    objective = DKMObjective(representatives, config.lam, config.distance)
+    objective = DKMObjective(representatives, config.lam, config.distance, config.assignment,
+                             config.weight_decay, autoencoder)
     trainer = loop.trainer(autoencoder, objective, data, optimizer)
     sampler = BatchSampler(X.shape[0], loop.batch_size, seeds, "finetune", loop.sampler)
     alphas = config.schedule.per_epoch()

@@ -1,0 +1,76 @@
+"""DKM's ablation switches: the hard-assignment limit and weight decay."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from sklearn.datasets import load_digits
+
+from dkm.autoencoder import Architecture, Autoencoder
+from dkm.methods.common import LoopConfig
+from dkm.methods.dkm import DKMConfig, DKMObjective, fit_dkm
+
+TINY = Architecture(input_dim=4, embedding_dim=2, hidden_sizes=(8, 8, 8))
+LOOP = LoopConfig(hidden_sizes=(32, 32, 64), batch_size=128, progress=False, jit_compile=False)
+
+
+def _batch(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    autoencoder = Autoencoder(TINY, [0, 1])
+    x = tf.constant(rng.normal(size=(2, 5, 4)).astype(np.float32))
+    h = autoencoder.encode(x)
+    return autoencoder, rng.normal(size=(2, 3, 2)).astype(np.float32), x, h
+
+
+def test_hard_assignment_is_the_distance_to_the_nearest_representative():
+    autoencoder, representatives, x, h = _batch()
+    hard = DKMObjective(representatives, 0.5, assignment="hard")
+    soft = DKMObjective(representatives, 0.5)
+    soft.alpha.assign(1e4)
+    distances = ((h.numpy()[:, :, None] - representatives[:, None]) ** 2).sum(-1)
+    _, hard_terms = hard.per_sample_loss(x, autoencoder.decode(h), h, None)
+    _, soft_terms = soft.per_sample_loss(x, autoencoder.decode(h), h, None)
+    np.testing.assert_allclose(hard_terms["clustering"].numpy(), distances.min(-1), rtol=1e-5)
+    # the soft term at a large α is the same limit
+    np.testing.assert_allclose(soft_terms["clustering"].numpy(), distances.min(-1), rtol=1e-3)
+    with tf.GradientTape() as tape:
+        loss, _ = hard.per_sample_loss(x, autoencoder.decode(h), h, None)
+        total = tf.reduce_sum(loss)
+    moved = np.abs(tape.gradient(total, hard.representatives).numpy()).sum(-1) > 0
+    nearest = distances.argmin(-1)
+    for s in range(2):  # only representatives that are some sample's nearest get a gradient
+        np.testing.assert_array_equal(moved[s], np.isin(np.arange(3), nearest[s]))
+
+
+def test_weight_decay_adds_the_squared_kernels_of_each_replica():
+    autoencoder, representatives, x, h = _batch()
+    x_hat = autoencoder.decode(h)
+    plain, _ = DKMObjective(representatives, 0.5).per_sample_loss(x, x_hat, h, None)
+    decayed, _ = DKMObjective(representatives, 0.5, weight_decay=0.01,
+                              autoencoder=autoencoder).per_sample_loss(x, x_hat, h, None)
+    kernels = [w.numpy() for w in autoencoder.params if w.shape.rank == 3]
+    penalty = sum((w**2).sum(axis=(1, 2)) for w in kernels)
+    np.testing.assert_allclose((decayed - plain).numpy(), np.repeat(0.01 * penalty[:, None], 5, 1),
+                               rtol=1e-4)
+
+
+def test_weight_decay_needs_the_network():
+    _, representatives, _, _ = _batch()
+    with pytest.raises(ValueError, match="autoencoder"):
+        DKMObjective(representatives, 0.5, weight_decay=0.1)
+
+
+@pytest.mark.parametrize("field, value", [("assignment", "argmin"), ("weight_decay", -1.0)])
+def test_dkm_config_rejects_bad_switches(field, value):
+    with pytest.raises(ValueError, match=field):
+        DKMConfig(**{field: value})
+
+
+def test_hard_dkm_with_weight_decay_trains():
+    X = load_digits().data[:300].astype(np.float32) / 16.0
+    plain = fit_dkm(X, 5, [4], DKMConfig(pretrain_epochs=1).scaled(0.02), LOOP)
+    config = DKMConfig(pretrain_epochs=1, assignment="hard", weight_decay=1e-3).scaled(0.02)
+    result = fit_dkm(X, 5, [4], config, LOOP)
+    assert result.labels.shape == (1, 300)
+    assert np.isfinite(result.history["loss"]).all()
+    assert result.history["loss"][0, -1] != plain.history["loss"][0, -1]
