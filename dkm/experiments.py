@@ -430,6 +430,7 @@ def fit_methods(
     *,
     scale: float = 1.0,
     tradeoffs: dict[str, float] | None = None,
+    overrides: dict[str, dict[str, Any]] | None = None,
     loop: Any = None,
 ) -> dict[str, Any]:
     """Train several methods on one dataset from one shared pretraining.
@@ -455,6 +456,9 @@ def fit_methods(
     tradeoffs : dict, optional
         λ (DKM, DCN) or γ (IDEC) by method id; a method left out gets the
         paper's value for the dataset (:func:`default_tradeoff`).
+    overrides : dict, optional
+        Other fields of a method's configuration, by method id (as in
+        :func:`run_seeds`).
     loop : LoopConfig, optional
         Settings of the shared training loop (the paper's, without progress
         bars, by default).
@@ -479,17 +483,21 @@ def fit_methods(
     tradeoffs = dict(tradeoffs or {})
     for method in methods:
         _spec(method)
+    overrides = dict(overrides or {})
     for method in tradeoffs:
         if method not in methods or _spec(method).tradeoff is None:
             raise ValueError(f"a trade-off was given for {method!r}, which is not among the "
                              f"methods or has no trade-off")
+    for method in overrides:
+        if method not in methods:
+            raise ValueError(f"overrides were given for {method!r}, which is not among the methods")
     data = dataset if isinstance(dataset, Dataset) else load(dataset)
     loop = loop or LoopConfig(progress=False)
     pretrainings: dict[int, Any] = {}   # one per number of pretraining epochs
     results = {}
     for method in methods:
         spec = _spec(method)
-        config = configure(method, data, tradeoffs.get(method), scale, {})
+        config = configure(method, data, tradeoffs.get(method), scale, overrides.get(method, {}))
         kwargs = {}
         if spec.pretrained:
             epochs = config.pretrain_epochs

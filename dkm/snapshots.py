@@ -12,7 +12,8 @@ atomically. :func:`load_snapshot` reads it back.
 Layout of the ``.npz``::
 
     meta                      JSON: dataset, seed, methods, scale, trade-offs,
-                              data fingerprint, provenance, scores, created
+                              overrides, data fingerprint, provenance, scores,
+                              created
     points                    (n_points,) row indices of the sample, sorted
     y                         (n_points,) true classes of the sample
     <method>/embedding        (n_points, p) final embedding
@@ -89,6 +90,7 @@ def save_snapshot(
     n_points: int | None = 2_000,
     scale: float = 1.0,
     tradeoffs: dict[str, float] | None = None,
+    overrides: dict[str, dict[str, Any]] | None = None,
     loop: Any = None,
 ) -> Snapshot:
     """Train ``methods`` for ``seed`` and save the snapshot to ``path``.
@@ -111,6 +113,9 @@ def save_snapshot(
         Multiplies every epoch count (1 = the paper's).
     tradeoffs : dict, optional
         λ or γ by method; the paper's value for the dataset by default.
+    overrides : dict, optional
+        Other configuration fields by method (an ablation's switches); kept
+        in ``meta["overrides"]``.
     loop : LoopConfig, optional
         Settings of the shared training loop (the paper's by default).
 
@@ -125,7 +130,7 @@ def save_snapshot(
         For unlabelled data, a method without an embedding, or a bad ``n_points``.
     """
     from dkm.experiments import (
-        SPLIT_SEED, configure, data_fingerprint, fit_methods, provenance,
+        SPLIT_SEED, _jsonable, configure, data_fingerprint, fit_methods, provenance,
     )
     from dkm.metrics import evaluate
     from dkm.splits import validation_test_split
@@ -139,7 +144,9 @@ def save_snapshot(
     points = sample_points(data.n_samples, n_points)
     recorded = provenance()
     start = time.perf_counter()
-    results = fit_methods(data, methods, [seed], scale=scale, tradeoffs=tradeoffs, loop=loop)
+    overrides = overrides or {}
+    results = fit_methods(data, methods, [seed], scale=scale, tradeoffs=tradeoffs,
+                          overrides=overrides, loop=loop)
     wall = time.perf_counter() - start
 
     split = validation_test_split(data.n_samples, seed=SPLIT_SEED)
@@ -153,13 +160,15 @@ def save_snapshot(
         for curve, values in result.history.items():
             arrays[f"{method}/history/{curve}"] = np.asarray(values)[0]
         scores[method] = {part: evaluate(data.y[idx], labels[idx]) for part, idx in parts.items()}
-        config = configure(method, data, (tradeoffs or {}).get(method), scale)
+        config = configure(method, data, (tradeoffs or {}).get(method), scale,
+                           overrides.get(method))
         for field in ("lam", "gamma"):
             if hasattr(config, field):
                 used_tradeoffs[method] = float(getattr(config, field))
     meta = {
         "dataset": data.name, "seed": int(seed), "methods": methods, "scale": scale,
         "tradeoffs": used_tradeoffs, "n_points": int(points.size),
+        "overrides": _jsonable(overrides),
         "sample_seed": SAMPLE_SEED, "data_fingerprint": data_fingerprint(data),
         "scores": scores, "wall_time_s": round(wall, 3), "provenance": recorded,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),

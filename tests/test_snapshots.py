@@ -47,6 +47,19 @@ def test_a_snapshot_scores_what_the_protocol_records_for_its_seed(digits, snapsh
     assert snapshot.meta["scores"]["dkm-p"] == record["metrics"]
 
 
+def test_an_ablation_snapshot_scores_what_the_same_ablation_records(digits, tmp_path):
+    overrides = {"weight_decay": 1e-3}
+    path = tmp_path / "decay.npz"
+    snapshot = save_snapshot(digits, ["dkm-p"], 8905, path, n_points=100, scale=0.02, loop=TINY,
+                             overrides={"dkm-p": overrides})
+    record = run_seeds(digits, "dkm-p", [8905], scale=0.02, loop=TINY, overrides=overrides)[0]
+    assert snapshot.meta["overrides"] == {"dkm-p": overrides}
+    assert snapshot.meta["scores"]["dkm-p"] == record["metrics"]
+    with pytest.raises(ValueError, match="not among the methods"):
+        save_snapshot(digits, ["dkm-p"], 8905, path, scale=0.02, loop=TINY,
+                      overrides={"dcn-p": overrides})
+
+
 def test_the_sample_is_fixed_and_sorted():
     first, again = sample_points(1_000, 50), sample_points(1_000, 50)
     assert np.array_equal(first, again) and np.all(np.diff(first) > 0)
