@@ -28,6 +28,8 @@ _SWITCH_TEXT = {
     ("clustering_weight", 1.0): "clustering term λ‖h − r‖² (not λ/2)",
     ("labels", "stored"): "stored assignments reported",
     ("assignment", "hard"): "hard assignment (α → ∞)",
+    ("update", "none"): "no update after the step",
+    ("pull", "nearest"): "pulled to the nearest centroid",
 }
 
 
@@ -73,15 +75,25 @@ def describe(changed: Mapping[str, Any]) -> str:
     >>> describe({})
     'protocol'
     """
-    from dkm.methods.dcn import AUTHORS_DCN
+    from dkm.methods.dcn import AUTHORS_DCN, TOWARDS_DKM
 
     changed = dict(changed)
     parts = []
-    if all(changed.get(k) == v for k, v in AUTHORS_DCN.items()):
-        parts.append("the DKM authors' DCN")
-        changed = {k: v for k, v in changed.items() if k not in AUTHORS_DCN}
+    # the largest named group of switches first: a step towards DKM includes the previous ones
+    named = [("the DKM authors' DCN", AUTHORS_DCN)] + [
+        (f"towards DKM, step {i}: {text}", step)
+        for i, (text, step) in reversed(list(enumerate(TOWARDS_DKM, 1)))]
+    for text, group in named:
+        if all(changed.get(k) == v for k, v in group.items()):
+            parts.append(text)
+            changed = {k: v for k, v in changed.items() if k not in group}
+            break
     for name, value in changed.items():
-        if name == "schedule":
+        if name == "lambda":
+            parts.append(f"λ = {value:g}")
+        elif name == "epochs":
+            parts.append(f"{value} epochs")
+        elif name == "schedule":
             parts.append(_schedule_text(value))
         elif name == "weight_decay":
             parts.append(f"weight decay {value:g}")

@@ -36,7 +36,11 @@ def test_describe_names_each_switch():
     assert describe({"schedule": _jsonable(paper_annealing(n_terms=20))}).startswith(
         "annealing: 20 values of α from 0.1 to")
     assert describe({"assignment": "hard"}) == "hard assignment (α → ∞)"
-    assert describe({"epochs": 3}) == "epochs = 3"
+    assert describe({"epochs": 3, "kmeans_restarts": 2}) == "3 epochs; kmeans_restarts = 2"
+    from dkm.methods.dcn import TOWARDS_DKM
+
+    assert describe({**TOWARDS_DKM[1][1], "lambda": 1.0}) == \
+        f"towards DKM, step 2: {TOWARDS_DKM[1][0]}; λ = 1"
 
 
 def test_compare_pairs_each_variant_with_the_protocol_on_the_same_seeds():

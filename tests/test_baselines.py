@@ -13,7 +13,7 @@ from dkm.losses import kl_divergence, squared_euclidean, student_t_assignment, t
 from dkm.methods import pretraining
 from dkm.methods.common import LoopConfig, kmeans_on_embedding
 from dkm.methods.dcn import (
-    AUTHORS_DCN, DCNConfig, DCNObjective, fit_dcn, running_mean_update,
+    AUTHORS_DCN, TOWARDS_DKM, DCNConfig, DCNObjective, fit_dcn, running_mean_update,
 )
 from dkm.methods.idec import IDECConfig, IDECObjective, fit_idec
 from dkm.methods.km import AEKMConfig, fit_aekm, fit_km
@@ -197,8 +197,37 @@ def test_authors_dcn_trains_and_reports_its_stored_assignments():
     assert (result.labels != nearest).mean() > 0.2
 
 
+def test_dcn_switched_all_the_way_towards_dkm_is_hard_deep_kmeans():
+    # The last step of TOWARDS_DKM, with DKM^p's λ and epochs, trains the same computation as
+    # DKM^p with a hard assignment: same labels, centres and curves, bit for bit.
+    from dkm.annealing import constant
+    from dkm.methods.dkm import DKMConfig, fit_dkm
+
+    X = load_digits().data[:300].astype(np.float32) / 16.0
+    _, switches = TOWARDS_DKM[-1]
+    dcn = fit_dcn(X, K, [4, 5], DCNConfig(lam=0.7, epochs=3, pretrain_epochs=2, **switches), LOOP)
+    dkm = fit_dkm(X, K, [4, 5], DKMConfig(lam=0.7, schedule=constant(1000.0, 3), pretrain_epochs=2,
+                                          assignment="hard"), LOOP)
+    np.testing.assert_array_equal(dcn.labels, dkm.labels)
+    np.testing.assert_array_equal(dcn.centers, dkm.centers)
+    np.testing.assert_array_equal(dcn.history["loss"], dkm.history["loss"])
+
+
+def test_dcn_without_updates_keeps_its_centroids_and_assignments():
+    rng = np.random.default_rng(1)
+    autoencoder = Autoencoder(TINY, [0])
+    centroids = rng.normal(size=(1, 3, 2)).astype(np.float32)
+    stored = rng.integers(0, 3, (1, 20)).astype(np.int32)
+    objective = DCNObjective(autoencoder, centroids, stored, lam=1.0, update="none")
+    indices = tf.constant([[3, 7, 0]])
+    objective.after_step(tf.gather(tf.constant(rng.normal(size=(20, 4)).astype(np.float32)),
+                                   indices), indices)
+    np.testing.assert_array_equal(objective.centroids.numpy(), centroids)
+    np.testing.assert_array_equal(objective.assignments.numpy(), stored)
+
+
 @pytest.mark.parametrize("field, value", [("update", "first-sample"), ("labels", "soft"),
-                                          ("clustering_weight", 0.0)])
+                                          ("clustering_weight", 0.0), ("pull", "soft")])
 def test_dcn_config_rejects_unknown_switches(field, value):
     with pytest.raises(ValueError, match=field):
         DCNConfig(**{field: value})

@@ -26,6 +26,8 @@ eq. (1)), so their λ corresponds to 2λ here, and it reported the stored
 assignments ``s`` after the last batch rather than a fresh nearest-centroid
 pass. Each of these four differences is a switch of :class:`DCNConfig`
 (:data:`AUTHORS_DCN` sets all four), so that they can be studied one at a time.
+Two more switches (``update="none"``, ``pull="nearest"``) lead from DCN to Deep
+k-Means with a hard assignment, one difference at a time (:data:`TOWARDS_DKM`).
 """
 from __future__ import annotations
 
@@ -52,8 +54,11 @@ from dkm.training import BatchSampler
 #: Initial value of the per-cluster counts in DCN's code.
 DCN_INITIAL_COUNT = 100.0
 #: Which samples of a batch are reassigned and move their centroid after the step.
-UpdateRule = Literal["batch", "last-sample"]
-UPDATE_RULES: tuple[str, ...] = ("batch", "last-sample")
+UpdateRule = Literal["batch", "last-sample", "none"]
+UPDATE_RULES: tuple[str, ...] = ("batch", "last-sample", "none")
+#: Which centroid the clustering term pulls each sample towards.
+PullRule = Literal["stored", "nearest"]
+PULL_RULES: tuple[str, ...] = ("stored", "nearest")
 #: Where the final labels come from.
 LabelSource = Literal["nearest", "stored"]
 LABEL_SOURCES: tuple[str, ...] = ("nearest", "stored")
@@ -111,10 +116,15 @@ class DCNObjective:
         The trade-off λ, one value or one per replica.
     initial_count : float
         Starting value of every cluster's count.
-    update : {"batch", "last-sample"}
+    update : {"batch", "last-sample", "none"}
         ``"batch"``: every sample of the batch is reassigned and moves its
         centroid (Yang et al.). ``"last-sample"``: only the batch's last
-        sample does (the DKM authors' code).
+        sample does (the DKM authors' code). ``"none"``: no update after the
+        step (the centroids then move only if Adam trains them).
+    pull : {"stored", "nearest"}
+        The centroid of each sample's clustering term: its stored assignment
+        (DCN), or its nearest centroid at this step, ``min_k ‖h − r_k‖²``
+        (Deep k-Means' α → ∞ limit).
     train_centroids : bool
         Whether Adam also moves the centroids along the loss's gradient (the
         DKM authors' code), on top of the running-mean updates.
@@ -137,8 +147,11 @@ class DCNObjective:
         update: UpdateRule = "batch",
         train_centroids: bool = False,
         clustering_weight: float = 0.5,
+        pull: PullRule = "stored",
     ) -> None:
         _check_choice("update", update, UPDATE_RULES)
+        _check_choice("pull", pull, PULL_RULES)
+        self.pull = pull
         n_replicas, n_clusters, _ = centroids.shape
         self.autoencoder = autoencoder
         self.update = update
@@ -153,14 +166,19 @@ class DCNObjective:
         self.variables: list[tf.Variable] = [self.centroids] if train_centroids else []
 
     def per_sample_loss(self, x, x_hat, h, indices):
-        assigned = tf.gather(self.assignments, indices, batch_dims=1)
-        r = tf.gather(self.centroids, assigned, batch_dims=1)
-        clustering = tf.reduce_sum(tf.square(h - r), axis=-1)
+        if self.pull == "nearest":
+            clustering = tf.reduce_min(squared_euclidean(h, self.centroids), axis=-1)
+        else:
+            assigned = tf.gather(self.assignments, indices, batch_dims=1)
+            r = tf.gather(self.centroids, assigned, batch_dims=1)
+            clustering = tf.reduce_sum(tf.square(h - r), axis=-1)
         rec = reconstruction_error(x, x_hat)
         weighted = self.clustering_weight * self.lam * clustering
         return rec + weighted, {"clustering": clustering, "reconstruction": rec}
 
     def after_step(self, x, indices) -> None:
+        if self.update == "none":
+            return
         if self.update == "last-sample":
             x, indices = x[:, -1:], indices[:, -1:]
         h = self.autoencoder.encode(x)
@@ -192,10 +210,15 @@ class DCNConfig:
     carry_optimizer_state : bool
         Continue pretraining's Adam moments (one Adam instance served both
         phases in the DKM authors' DCN code).
-    update : {"batch", "last-sample"}
+    update : {"batch", "last-sample", "none"}
         Which samples of each batch are reassigned and move their centroid
-        after the step: all (Yang et al.) or the last only (the DKM authors'
-        code).
+        after the step: all (Yang et al.), the last only (the DKM authors'
+        code) or none.
+    pull : {"stored", "nearest"}
+        The centroid each sample's clustering term pulls it towards: its
+        stored assignment (DCN) or its nearest one at this step (with
+        ``update="none"``, ``train_centroids`` and ``clustering_weight=1`` this
+        is Deep k-Means with a hard assignment).
     train_centroids : bool
         Adam also trains the centroids (the DKM authors' code).
     clustering_weight : float
@@ -206,7 +229,7 @@ class DCNConfig:
         pass, or the assignments ``s`` as stored after the last batch (what the
         DKM authors' code reported).
 
-    The last four fields are recorded with a run only when they differ from
+    The last five fields are recorded with a run only when they differ from
     their defaults (:data:`dkm.results.RECORDED_WHEN_SET`).
     """
 
@@ -217,12 +240,14 @@ class DCNConfig:
     initial_count: float = DCN_INITIAL_COUNT
     carry_optimizer_state: bool = True
     update: UpdateRule = field(default="batch", metadata=RECORDED_WHEN_SET)
+    pull: PullRule = field(default="stored", metadata=RECORDED_WHEN_SET)
     train_centroids: bool = field(default=False, metadata=RECORDED_WHEN_SET)
     clustering_weight: float = field(default=0.5, metadata=RECORDED_WHEN_SET)
     labels: LabelSource = field(default="nearest", metadata=RECORDED_WHEN_SET)
 
     def __post_init__(self) -> None:
         _check_choice("update", self.update, UPDATE_RULES)
+        _check_choice("pull", self.pull, PULL_RULES)
         _check_choice("labels", self.labels, LABEL_SOURCES)
         if not self.clustering_weight > 0:
             raise ValueError(f"clustering_weight must be > 0, got {self.clustering_weight!r}")
@@ -244,6 +269,17 @@ DCN_VARIANTS: dict[str, DCNConfig] = {
 AUTHORS_DCN: dict[str, object] = {
     "update": "last-sample", "train_centroids": True, "clustering_weight": 1.0, "labels": "stored",
 }
+
+#: From DCN^p to Deep k-Means with a hard assignment, one difference at a time:
+#: each step adds its switches to the previous ones. With DKM^p's λ and epochs
+#: on top, the last step trains exactly DKM^p with ``assignment="hard"``.
+TOWARDS_DKM: tuple[tuple[str, dict[str, object]], ...] = (
+    ("clustering term λ‖h − r‖² (not λ/2)", {"clustering_weight": 1.0}),
+    ("centroids by Adam, not by running means",
+     {"clustering_weight": 1.0, "train_centroids": True, "update": "none"}),
+    ("each sample pulled to its nearest centroid at every step",
+     {"clustering_weight": 1.0, "train_centroids": True, "update": "none", "pull": "nearest"}),
+)
 
 
 
@@ -309,7 +345,8 @@ def fit_dcn(
         assignments = random_assignments(seeds, n_clusters, X.shape[0])
 
     objective = DCNObjective(autoencoder, centroids, assignments, config.lam, config.initial_count,
-                             config.update, config.train_centroids, config.clustering_weight)
+                             config.update, config.train_centroids, config.clustering_weight,
+                             config.pull)
     trainer = loop.trainer(autoencoder, objective, data, optimizer)
     sampler = BatchSampler(X.shape[0], loop.batch_size, seeds, "finetune", loop.sampler)
     history.update(run_epochs(trainer, sampler, config.epochs, description="DCN",
