@@ -88,7 +88,7 @@ def describe(changed: Mapping[str, Any]) -> str:
             parts.append(text)
             changed = {k: v for k, v in changed.items() if k not in group}
             break
-    for name, value in changed.items():
+    for name, value in sorted(changed.items()):
         if name == "lambda":
             parts.append(f"λ = {value:g}")
         elif name == "epochs":
