@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _scipy_stats
 
+from dkm.analysis import paired_difference
 from dkm.data import PAPER_STATISTICS, paper_dataset
 
 __all__ = ["protocol_params", "switches", "describe", "compare"]
@@ -104,14 +104,6 @@ def describe(changed: Mapping[str, Any]) -> str:
     return "; ".join(parts) or "protocol"
 
 
-def _paired_interval(differences: np.ndarray, confidence: float) -> tuple[float, float]:
-    if len(differences) < 2:
-        return float("nan"), float("nan")
-    half = _scipy_stats.t.ppf(0.5 + confidence / 2, len(differences) - 1) * \
-        differences.std(ddof=1) / np.sqrt(len(differences))
-    return float(differences.mean() - half), float(differences.mean() + half)
-
-
 def compare(
     ablation: Iterable[Mapping[str, Any]],
     protocol: Iterable[Mapping[str, Any]],
@@ -143,31 +135,27 @@ def compare(
         on those seeds, the mean difference and its t interval (NaN with
         fewer than two pairs).
     """
-    baseline = {}
+    baseline: dict[tuple[str, str, str], dict[int, float]] = {}
     for r in protocol:
         if r.get("metrics") and not switches(r):
-            baseline[r["dataset"], r["method"], r["seed"], r["params"]["data_fingerprint"]] = r
-    groups: dict[tuple[str, str, str], list[tuple[float, float | None]]] = {}
+            key = (r["dataset"], r["method"], r["params"]["data_fingerprint"])
+            baseline.setdefault(key, {})[r["seed"]] = 100 * r["metrics"][split][metric]
+    groups: dict[tuple[str, str, str, str], dict[int, float]] = {}
     for r in ablation:
-        if not r.get("metrics"):
-            continue
-        key = (r["dataset"], r["method"], describe(switches(r)))
-        base = baseline.get((r["dataset"], r["method"], r["seed"], r["params"]["data_fingerprint"]))
-        score = 100 * r["metrics"][split][metric]
-        groups.setdefault(key, []).append(
-            (score, None if base is None else 100 * base["metrics"][split][metric]))
+        if r.get("metrics"):
+            key = (r["dataset"], r["method"], describe(switches(r)), r["params"]["data_fingerprint"])
+            groups.setdefault(key, {})[r["seed"]] = 100 * r["metrics"][split][metric]
     rows = []
-    for (dataset, method, variant), pairs in sorted(groups.items()):
-        scores = np.array([s for s, _ in pairs])
-        paired = np.array([(s, b) for s, b in pairs if b is not None]).reshape(-1, 2)
-        differences = paired[:, 0] - paired[:, 1]
-        low, high = _paired_interval(differences, confidence)
+    for (dataset, method, variant, fingerprint), scores in sorted(groups.items()):
+        variant_scores = pd.Series(scores, dtype=float)
+        base = pd.Series(baseline.get((dataset, method, fingerprint), {}), dtype=float)
+        difference, low, high, paired = paired_difference(variant_scores, base, confidence)
         rows.append({
-            "dataset": dataset, "method": method, "variant": variant, "n": len(scores),
-            "mean": scores.mean(), "paired": len(paired),
-            "protocol mean": paired[:, 1].mean() if len(paired) else np.nan,
-            "difference": differences.mean() if len(paired) else np.nan,
-            "low": low, "high": high,
+            "dataset": dataset, "method": method, "variant": variant, "n": len(variant_scores),
+            "mean": variant_scores.mean(), "paired": paired,
+            "protocol mean": base[base.index.intersection(variant_scores.index)].mean()
+            if paired else np.nan,
+            "difference": difference, "low": low, "high": high,
         })
     return pd.DataFrame(rows, columns=["dataset", "method", "variant", "n", "mean", "paired",
                                        "protocol mean", "difference", "low", "high"])

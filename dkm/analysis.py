@@ -1,0 +1,231 @@
+"""The paper's claims, tested on the records: same-seed paired differences and verdicts.
+
+The paper's "Clustering results" section and its supplement make comparative
+claims ("DKM^a markedly outperforms DCN^np on all datasets"). Each claim is
+here a :class:`Claim`: two of the paper's models, the datasets it covers, and
+the kind of comparison. :func:`check_claims` confronts it with the records: for
+every dataset and metric, the difference of the two models' scores on the same
+seeds (same initial network, minibatches and pretraining, so the pair
+removes what the seeds share), its mean and t interval, the difference of the
+paper's published means, and a verdict:
+
+``reproduced``
+    a "better" claim whose interval lies above 0; an "on par" claim whose
+    interval contains 0; a "not worse" claim whose interval reaches above 0.
+``not reproduced``
+    otherwise, with at least :data:`MIN_PAIRS` seed pairs.
+``not testable``
+    the dataset is not in the records (RCV1), or fewer seed pairs than
+    :data:`MIN_PAIRS`.
+
+The runs of a model are those the result tables use (:mod:`dkm.tables`): the
+method's records for the dataset and distance at the trade-off value with the
+best mean validation ACC, which for the protocol's stores is the paper's own
+value.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _scipy_stats
+
+from dkm import paper
+from dkm.data import paper_dataset
+from dkm.results import records_to_dataframe
+from dkm.tables import selected_tradeoff
+
+__all__ = ["Claim", "CLAIMS", "VERDICTS", "MIN_PAIRS", "seed_scores", "paired_difference",
+           "check_claims"]
+
+#: Verdicts of a claim on one dataset and metric.
+VERDICTS = ("reproduced", "not reproduced", "not testable")
+#: Fewest same-seed pairs for an interval (and a verdict).
+MIN_PAIRS = 3
+ClaimKind = Literal["better", "on par", "not worse"]
+_SPLIT_PREFIXES = {"validation": "val", "test": "test"}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One comparative claim of the paper.
+
+    Attributes
+    ----------
+    key : str
+        Short identifier.
+    text : str
+        The claim, close to the paper's words.
+    first, second : str
+        The paper's labels of the two models compared (``"DKM^p + KM"``).
+    kind : {"better", "on par", "not worse"}
+        What the paper says of ``first`` against ``second``.
+    datasets : tuple of str
+        The datasets (package ids) the paper makes the claim for.
+    table : str
+        The paper's table with both models' figures (:func:`dkm.paper.reported`).
+    metrics : tuple of str
+        The metrics the claim covers.
+    """
+
+    key: str
+    text: str
+    first: str
+    second: str
+    kind: ClaimKind
+    datasets: tuple[str, ...]
+    table: str
+    metrics: tuple[str, ...] = ("acc", "nmi")
+
+
+_ALL = ("mnist", "usps", "20news", "rcv1")
+_NOT_RCV1 = ("mnist", "usps", "20news")
+
+#: The comparative claims of the paper's "Clustering results" section and supplement.
+CLAIMS: tuple[Claim, ...] = (
+    Claim("dkm-a>dcn-np", "without pretraining, DKM^a markedly outperforms DCN^np on all datasets",
+          "DKM^a", "DCN^np", "better", _ALL, "table1"),
+    Claim("dkm-p>dcn-p", "DKM^p improves significantly over DCN^p on all collections except RCV1",
+          "DKM^p", "DCN^p", "better", _NOT_RCV1, "table1"),
+    Claim("dcn-p=ae-km", "in all cases, DCN^p performs on par with AE-KM",
+          "DCN^p", "AE-KM", "on par", _ALL, "table1"),
+    Claim("dkm-p>ae-km", "AE-KM obtains the worst results of the pretrained methods "
+          "(here: against DKM^p)", "DKM^p", "AE-KM", "better", _ALL, "table1"),
+    Claim("dcn-p>dcn-np", "pretraining helps DCN substantially", "DCN^p", "DCN^np", "better",
+          _ALL, "table1"),
+    Claim("idec-p>idec-np", "pretraining helps IDEC substantially", "IDEC^p", "IDEC^np", "better",
+          _ALL, "table2"),
+    Claim("dkm-a>idec-np", "DKM^a significantly outperforms IDEC^np, except on RCV1",
+          "DKM^a", "IDEC^np", "better", _NOT_RCV1, "table2"),
+    Claim("dkm-p>=idec-p", "DKM^p is better than IDEC^p or not significantly different "
+          "(except MNIST NMI)", "DKM^p", "IDEC^p", "not worse", _ALL, "table2"),
+    Claim("dkm-p+km>ae-km", "k-means on DKM^p's embedding beats k-means on the autoencoder's",
+          "DKM^p + KM", "AE-KM", "better", _ALL, "friendliness"),
+    Claim("dkm-p+km>=dcn-p+km", "DKM^p's embedding is the most k-means-friendly "
+          "(not worse than DCN^p's)", "DKM^p + KM", "DCN^p + KM", "not worse", _ALL,
+          "friendliness"),
+    Claim("dkm-a-ce>ee", "on 20NEWS, DKM^a with the cosine distance beats the euclidean one "
+          "(ACC)", "DKM^a_ce", "DKM^a_ee", "better", ("20news",), "cosine", ("acc",)),
+)
+
+
+def seed_scores(frame: pd.DataFrame, model: str, dataset: str, metric: str,
+                split: str = "test") -> pd.Series:
+    """One model's scores by seed (percent), at the selected trade-off value.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Records as :func:`dkm.results.records_to_dataframe` gives them.
+    model : str
+        The paper's label (``"DKM^p"``, ``"DKM^a_ce"``, ``"DCN^p + KM"``).
+    dataset : str
+        Dataset id as the records name it (``"usps-sharp"`` included).
+    metric : {"acc", "nmi", "ari"}
+    split : {"validation", "test"}
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by seed, sorted; empty when there is no run.
+    """
+    ref = paper.parse_model_label(model)
+    runs = frame[(frame["method"] == ref.method) & (frame["dataset"] == dataset)
+                 & (frame["distance"] == (ref.distance or "euclidean"))]
+    chosen = selected_tradeoff(runs)
+    if not math.isnan(chosen):
+        runs = runs[runs["tradeoff"] == chosen]
+    column = f"{'km_' if ref.kmeans_on_embedding else ''}{_SPLIT_PREFIXES[split]}_{metric}"
+    scores = runs.set_index("seed")[column].dropna() * 100
+    return scores[~scores.index.duplicated(keep="last")].sort_index()
+
+
+def paired_difference(first: pd.Series, second: pd.Series,
+                      confidence: float = 0.95) -> tuple[float, float, float, int]:
+    """Mean of ``first − second`` over their common seeds, its t interval and the pairs.
+
+    Returns
+    -------
+    mean, low, high : float
+        NaN when there are no pairs; the interval is NaN with fewer than two.
+    n : int
+        Number of seed pairs.
+    """
+    common = first.index.intersection(second.index)
+    differences = (first[common] - second[common]).to_numpy(dtype=float)
+    n = len(differences)
+    if n == 0:
+        return math.nan, math.nan, math.nan, 0
+    mean = float(differences.mean())
+    if n < 2:
+        return mean, math.nan, math.nan, n
+    half = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)
+                 * differences.std(ddof=1) / math.sqrt(n))
+    return mean, mean - half, mean + half, n
+
+
+def _verdict(kind: ClaimKind, low: float, high: float, n: int) -> str:
+    if n < MIN_PAIRS or math.isnan(low):
+        return "not testable"
+    holds = {"better": low > 0, "on par": low <= 0 <= high, "not worse": high >= 0}[kind]
+    return "reproduced" if holds else "not reproduced"
+
+
+def check_claims(
+    records: Iterable[Mapping[str, Any]],
+    claims: Sequence[Claim] = CLAIMS,
+    datasets: Sequence[str] | None = None,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Every claim on every dataset and metric it covers, against the records.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Run records of any datasets (a variant such as ``"usps-sharp"`` is
+        tested against the claims on its paper dataset).
+    claims : sequence of Claim
+    datasets : sequence of str, optional
+        Dataset ids to report; by default the claims' datasets and every
+        variant of them found in the records.
+    confidence : float
+        Level of the paired t interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (claim, dataset, metric): ``claim`` (key), ``text``,
+        ``kind``, ``dataset``, ``metric``, ``paper`` (the difference of the
+        paper's means, points), ``ours``, ``low``, ``high`` (same-seed mean
+        difference and interval, points), ``n`` (seed pairs) and ``verdict``.
+    """
+    records = list(records)
+    frame = records_to_dataframe(records) if records else pd.DataFrame(
+        columns=["dataset", "method", "seed", "distance", "tradeoff"])
+    frame = frame.drop_duplicates("config_hash", keep="last") if len(frame) else frame
+    present = list(dict.fromkeys(frame["dataset"]))
+    rows = []
+    for claim in claims:
+        names = datasets or [*claim.datasets,
+                             *(d for d in present if d not in claim.datasets
+                               and paper_dataset(d) in claim.datasets)]
+        for dataset in names:
+            if paper_dataset(dataset) not in claim.datasets:
+                continue
+            for metric in claim.metrics:
+                published = (paper.reported(claim.table, claim.first, paper_dataset(dataset), metric)[0]
+                             - paper.reported(claim.table, claim.second, paper_dataset(dataset),
+                                              metric)[0])
+                mean, low, high, n = paired_difference(
+                    seed_scores(frame, claim.first, dataset, metric),
+                    seed_scores(frame, claim.second, dataset, metric), confidence)
+                rows.append({"claim": claim.key, "text": claim.text, "kind": claim.kind,
+                             "dataset": dataset, "metric": metric, "paper": round(published, 1),
+                             "ours": mean, "low": low, "high": high, "n": n,
+                             "verdict": _verdict(claim.kind, low, high, n)})
+    return pd.DataFrame(rows, columns=["claim", "text", "kind", "dataset", "metric", "paper",
+                                       "ours", "low", "high", "n", "verdict"])

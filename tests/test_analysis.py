@@ -1,0 +1,92 @@
+"""dkm.analysis: the paper's claims against small hand-made records."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dkm import paper
+from dkm.analysis import CLAIMS, Claim, check_claims, paired_difference, seed_scores
+from dkm.results import new_record, records_to_dataframe
+
+SEEDS = paper.PAPER_SEEDS[:4]
+
+
+def _runs(dataset, method, accs, *, lam=None, distance="euclidean", km_accs=None, val=None):
+    name = None if method in ("km", "ae-km") else paper.tradeoff_name(method)
+    params = {"distance": distance, "scale": 1.0, **({name: lam} if name else {})}
+    split = lambda a: {"acc": a, "nmi": a / 2, "ari": a / 3}  # noqa: E731
+    return [new_record(dataset, method, seed, params,
+                       metrics={"validation": split(val if val is not None else acc),
+                                "test": split(acc)},
+                       kmeans_on_embedding=None if km_accs is None else
+                       {"validation": split(km_accs[i]), "test": split(km_accs[i])})
+            for i, (seed, acc) in enumerate(zip(SEEDS, accs))]
+
+
+def test_paired_difference_is_the_mean_over_common_seeds_with_a_t_interval():
+    first = pd.Series([70.0, 72.0, 75.0, 50.0], index=[1, 2, 3, 9])
+    second = pd.Series([68.0, 71.0, 71.0], index=[1, 2, 3])
+    mean, low, high, n = paired_difference(first, second)
+    differences = np.array([2.0, 1.0, 4.0])
+    half = 4.302652729911275 * differences.std(ddof=1) / math.sqrt(3)
+    assert n == 3 and mean == pytest.approx(7 / 3)
+    assert (low, high) == pytest.approx((7 / 3 - half, 7 / 3 + half))
+    assert math.isnan(paired_difference(first[:1], second[:1])[1])
+    assert paired_difference(first[3:], second)[3] == 0
+
+
+def test_seed_scores_take_the_validation_choice_of_lambda_and_the_plus_km_column():
+    records = (_runs("usps", "dkm-p", [0.7, 0.7, 0.7], lam=1.0, val=0.9, km_accs=[0.8] * 3)
+               + _runs("usps", "dkm-p", [0.2, 0.2, 0.2], lam=0.1, val=0.1))
+    frame = records_to_dataframe(records)
+    assert seed_scores(frame, "DKM^p", "usps", "acc").tolist() == pytest.approx([70.0] * 3)
+    assert seed_scores(frame, "DKM^p + KM", "usps", "acc").tolist() == pytest.approx([80.0] * 3)
+    assert seed_scores(frame, "DKM^p_ce", "usps", "acc").empty
+
+
+def test_each_kind_of_claim_gets_its_verdict():
+    better = Claim("a>b", "", "DKM^p", "DCN^p", "better", ("usps",), "table1", ("acc",))
+    on_par = Claim("a=b", "", "DKM^p", "DCN^p", "on par", ("usps",), "table1", ("acc",))
+    not_worse = Claim("a>=b", "", "DKM^p", "DCN^p", "not worse", ("usps",), "table1", ("acc",))
+    clear = _runs("usps", "dkm-p", [0.75, 0.76, 0.78], lam=1.0) + \
+        _runs("usps", "dcn-p", [0.70, 0.72, 0.71], lam=0.1)
+    table = check_claims(clear, [better, on_par, not_worse]).set_index("claim")
+    assert table.loc["a>b", "verdict"] == "reproduced"
+    assert table.loc["a=b", "verdict"] == "not reproduced"
+    assert table.loc["a>=b", "verdict"] == "reproduced"
+    assert table.loc["a>b", "paper"] == pytest.approx(
+        paper.reported("table1", "DKM^p", "usps", "acc")[0]
+        - paper.reported("table1", "DCN^p", "usps", "acc")[0], abs=0.05)
+    assert table.loc["a>b", "ours"] == pytest.approx(100 * (0.75 + 0.76 + 0.78 - 2.13) / 3)
+    noisy = _runs("usps", "dkm-p", [0.70, 0.76, 0.69], lam=1.0) + \
+        _runs("usps", "dcn-p", [0.71, 0.70, 0.71], lam=0.1)
+    table = check_claims(noisy, [better, on_par]).set_index("claim")
+    assert table.loc["a>b", "verdict"] == "not reproduced"
+    assert table.loc["a=b", "verdict"] == "reproduced"
+
+
+def test_too_few_pairs_or_a_missing_dataset_is_not_testable():
+    two = _runs("usps", "dkm-p", [0.75, 0.76], lam=1.0) + _runs("usps", "dcn-p", [0.7, 0.7], lam=0.1)
+    table = check_claims(two, [c for c in CLAIMS if c.key == "dkm-a>dcn-np"])
+    assert set(table.verdict) == {"not testable"}
+    assert set(table.dataset) == {"mnist", "usps", "20news", "rcv1"}
+
+
+def test_a_data_variant_is_tested_against_its_paper_datasets_claims():
+    records = _runs("usps-sharp", "dkm-p", [0.75, 0.76, 0.78], lam=1.0) + \
+        _runs("usps-sharp", "dcn-p", [0.70, 0.72, 0.71], lam=0.1)
+    table = check_claims(records, [c for c in CLAIMS if c.key == "dkm-p>dcn-p"])
+    sharp = table[table.dataset == "usps-sharp"]
+    assert len(sharp) == 2 and set(sharp.verdict) == {"reproduced"}
+    assert set(table.dataset) == {"mnist", "usps", "20news", "usps-sharp"}
+
+
+def test_every_claim_names_models_the_paper_reports():
+    for claim in CLAIMS:
+        for dataset in claim.datasets:
+            for metric in claim.metrics:
+                paper.reported(claim.table, claim.first, dataset, metric)
+                paper.reported(claim.table, claim.second, dataset, metric)
