@@ -36,11 +36,11 @@ from scipy import stats as _scipy_stats
 
 from dkm import paper
 from dkm.data import paper_dataset
-from dkm.results import records_to_dataframe
+from dkm.results import config_hash, records_to_dataframe
 from dkm.tables import selected_tradeoff
 
-__all__ = ["Claim", "CLAIMS", "VERDICTS", "MIN_PAIRS", "seed_scores", "paired_difference",
-           "check_claims"]
+__all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
+           "paired_difference", "check_claims", "verdict_grid", "coverage", "on_paper_dataset"]
 
 #: Verdicts of a claim on one dataset and metric.
 VERDICTS = ("reproduced", "not reproduced", "not testable")
@@ -229,3 +229,54 @@ def check_claims(
                              "verdict": _verdict(claim.kind, low, high, n)})
     return pd.DataFrame(rows, columns=["claim", "text", "kind", "dataset", "metric", "paper",
                                        "ours", "low", "high", "n", "verdict"])
+
+
+#: Symbols of the verdicts in :func:`verdict_grid`.
+VERDICT_SYMBOLS = {"reproduced": "✓", "not reproduced": "✗", "not testable": "–"}
+
+
+def verdict_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = None) -> pd.DataFrame:
+    """The verdicts of :func:`check_claims` at a glance: claims × datasets.
+
+    Each cell holds one symbol per metric of the claim, in the claim's order
+    (:data:`VERDICT_SYMBOLS`), e.g. ``"✓ ✗"`` for ACC reproduced and NMI
+    not; empty where the paper does not make the claim for the dataset.
+    """
+    order = list(dataset_order or dict.fromkeys(checked["dataset"]))
+    cells: dict[str, dict[str, str]] = {}
+    for (text, dataset), rows in checked.groupby(["text", "dataset"], sort=False):
+        cells.setdefault(text, {})[dataset] = " ".join(VERDICT_SYMBOLS[v] for v in rows["verdict"])
+    grid = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=order)
+    return grid.fillna("")
+
+
+def coverage(records: Iterable[Mapping[str, Any]], methods: Sequence[str],
+             seeds: Sequence[int] = paper.PAPER_SEEDS) -> pd.DataFrame:
+    """How many of ``seeds`` each dataset × method has a scored record for.
+
+    Records of several trade-off values or distances count a seed once.
+    """
+    seen: dict[tuple[str, str], set[int]] = {}
+    for r in records:
+        if r.get("metrics") and r["seed"] in seeds:
+            seen.setdefault((r["dataset"], r["method"]), set()).add(r["seed"])
+    datasets = list(dict.fromkeys(d for d, _ in seen))
+    return pd.DataFrame([[len(seen.get((d, m), ())) for m in methods] for d in datasets],
+                        index=datasets, columns=list(methods))
+
+
+def on_paper_dataset(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of records of a data variant, named as their paper dataset.
+
+    The result tables (:mod:`dkm.tables`) have one column per paper dataset;
+    this lets them show a variant's runs (``"usps-sharp"``) in that column, on
+    its own. The copies' ``config_hash`` is recomputed for the new name, so
+    they validate; they are a view for tables, not records to store.
+    """
+    copies = []
+    for record in records:
+        copy = dict(record, dataset=paper_dataset(record["dataset"]))
+        copy["config_hash"] = config_hash(copy["dataset"], copy["method"], copy["seed"],
+                                          copy["params"])
+        copies.append(copy)
+    return copies

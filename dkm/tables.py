@@ -100,6 +100,7 @@ __all__ = [
     "selected_tradeoffs",
     "build",
     "render",
+    "typeset",
     "disagreements",
 ]
 
@@ -826,6 +827,19 @@ _FORMATS: Mapping[str, _Format] = {
 
 #: The output formats of :func:`render`.
 FORMATS = tuple(_FORMATS)
+
+
+def typeset(text: str, fmt: str = "html") -> str:
+    """``text`` escaped for ``fmt``, the paper's labels in it with their scripts.
+
+    Examples
+    --------
+    >>> typeset("DKM^p beats DCN^p; DKM^a_ce")
+    'DKM<sup>p</sup> beats DCN<sup>p</sup>; DKM<sup>a</sup><sub>ce</sub>'
+    """
+    if fmt not in _FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
+    return _format_label(text, _FORMATS[fmt])
 
 
 def _cell_text(value: Any, fmt: _Format) -> str:

@@ -8,7 +8,10 @@ import pandas as pd
 import pytest
 
 from dkm import paper
-from dkm.analysis import CLAIMS, Claim, check_claims, paired_difference, seed_scores
+from dkm.analysis import (
+    CLAIMS, Claim, check_claims, coverage, on_paper_dataset, paired_difference, seed_scores,
+    verdict_grid,
+)
 from dkm.results import new_record, records_to_dataframe
 
 SEEDS = paper.PAPER_SEEDS[:4]
@@ -90,3 +93,34 @@ def test_every_claim_names_models_the_paper_reports():
             for metric in claim.metrics:
                 paper.reported(claim.table, claim.first, dataset, metric)
                 paper.reported(claim.table, claim.second, dataset, metric)
+
+
+def test_the_verdict_grid_puts_one_symbol_per_metric_in_each_claim_and_dataset():
+    records = _runs("usps", "dkm-p", [0.75, 0.76, 0.78], lam=1.0) + \
+        _runs("usps", "dcn-p", [0.70, 0.72, 0.71], lam=0.1)
+    claims = [c for c in CLAIMS if c.key in ("dkm-p>dcn-p", "dkm-a-ce>ee")]
+    grid = verdict_grid(check_claims(records, claims), ["usps", "mnist", "20news"])
+    assert list(grid.columns) == ["usps", "mnist", "20news"]
+    assert grid.loc[claims[0].text, "usps"] == "✓ ✓"  # NMI is ACC / 2 here: same verdict
+    assert grid.loc[claims[0].text, "mnist"] == "– –"
+    assert grid.loc[claims[1].text, "usps"] == "" and grid.loc[claims[1].text, "20news"] == "–"
+
+
+def test_coverage_counts_each_seed_once():
+    records = (_runs("usps", "dkm-p", [0.7, 0.7], lam=1.0) + _runs("usps", "dkm-p", [0.6], lam=0.1)
+               + _runs("mnist", "km", [0.5]))
+    table = coverage(records, ["km", "dkm-p", "dcn-p"])
+    assert table.loc["usps"].tolist() == [0, 2, 0] and table.loc["mnist"].tolist() == [1, 0, 0]
+
+
+def test_a_variants_records_can_be_shown_in_their_paper_datasets_column():
+    from dkm import tables
+    from dkm.results import validate_record
+
+    sharp = _runs("usps-sharp", "km", [0.66, 0.67, 0.68])
+    copies = on_paper_dataset(sharp)
+    for copy in copies:
+        validate_record(copy)
+    assert {c["dataset"] for c in copies} == {"usps"} and sharp[0]["dataset"] == "usps-sharp"
+    compared = tables.comparisons(copies)
+    assert set(compared.dataset) == {"USPS"} and set(compared.model) == {"KM"}

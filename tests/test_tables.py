@@ -482,3 +482,13 @@ def test_comparisons_keep_the_consistent_cells_that_disagreements_leave_out() ->
     found = disagreements(records, names=["table1"])
     assert found.equals(compared[compared.verdict != "consistent"].reset_index(drop=True))
     assert comparisons([], names=["table1"]).empty
+
+
+def test_typeset_writes_the_papers_labels_with_their_scripts():
+    from dkm.tables import typeset
+
+    assert typeset("DKM^a_ce < DCN^np & KM") == \
+        "DKM<sup>a</sup><sub>ce</sub> &lt; DCN<sup>np</sup> &amp; KM"
+    assert typeset("DKM^p + KM", "latex") == r"DKM$^{\mathrm{p}}$ + KM"
+    with pytest.raises(ValueError, match="unknown format"):
+        typeset("KM", "rtf")
