@@ -25,9 +25,11 @@ value.
 """
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -40,7 +42,7 @@ from dkm.results import config_hash, records_to_dataframe
 from dkm.tables import selected_tradeoff
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
-           "paired_difference", "check_claims", "verdict_grid", "coverage", "on_paper_dataset"]
+           "paired_difference", "check_claims", "verdict_grid", "coverage", "on_paper_dataset", "check_runs", "check_gap"]
 
 #: Verdicts of a claim on one dataset and metric.
 VERDICTS = ("reproduced", "not reproduced", "not testable")
@@ -280,3 +282,28 @@ def on_paper_dataset(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any
                                           copy["params"])
         copies.append(copy)
     return copies
+
+
+def check_runs(name: str, directory: str | Path = "benchmarks/results") -> list[dict[str, Any]]:
+    """The runs of a check script (``benchmarks/check_*.py``), read from ``<directory>/<name>.jsonl``.
+
+    Returns an empty list when the file does not exist.
+    """
+    path = Path(directory) / f"{name}.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def check_gap(runs: Iterable[Mapping[str, Any]], changed: Mapping[str, Any],
+              reference: Mapping[str, Any], metric: str = "acc") -> pd.Series:
+    """Per seed, a check run's test score with ``changed`` minus the run with ``reference``.
+
+    Check runs name what they changed against the protocol in ``changed``;
+    seeds lacking either run are left out.
+    """
+    def by_seed(setting):
+        return {r["seed"]: r["test"][metric] for r in runs if r.get("changed") == dict(setting)}
+
+    first, second = by_seed(changed), by_seed(reference)
+    return pd.Series({s: first[s] - second[s] for s in sorted(first) if s in second}, dtype=float)

@@ -101,6 +101,7 @@ __all__ = [
     "build",
     "render",
     "typeset",
+    "VERDICT_MARKS",
     "disagreements",
 ]
 
@@ -755,6 +756,7 @@ class _Format:
     scripts: Callable[[str, str | None], str]
     styles: Mapping[str, Callable[[str], str]]
     style_names: Mapping[str, str]
+    compact: bool = False
 
 
 _LABEL_MARKUP = re.compile(r"\^([a-z]+)(?:_([a-z]+))?")
@@ -814,6 +816,15 @@ _FORMATS: Mapping[str, _Format] = {
         styles={"bold": lambda text: f"<b>{text}</b>", "underline": lambda text: f"<u>{text}</u>"},
         style_names={"bold": "Bold", "underline": "Underlined"},
     ),
+    "html-compact": _Format(
+        escape=html.escape,
+        scripts=lambda above, below: (
+            f"<sup>{above}</sup>" + (f"<sub>{below}</sub>" if below else "")
+        ),
+        styles={"bold": lambda text: f"<b>{text}</b>", "underline": lambda text: f"<u>{text}</u>"},
+        style_names={"bold": "Bold", "underline": "Underlined"},
+        compact=True,
+    ),
     "latex": _Format(
         escape=_latex_escape,
         scripts=_latex_scripts,
@@ -854,11 +865,38 @@ def _cell_text(value: Any, fmt: _Format) -> str:
     return f"{text} {fmt.escape(value.note)}" if value.note else text
 
 
+#: Marks of the compact format: our figure against the paper's.
+VERDICT_MARKS: Mapping[str, str] = {"better": "▲", "worse": "▼", "consistent": ""}
+_COMPACT_LEGEND = ("Under each of our figures (mean over the n runs), the paper's; ▲ / ▼: ours "
+                   "significantly above / below it (Welch t-test, p < 0.05; a single run: z test "
+                   "against the paper's standard deviation), otherwise consistent")
+
+
+def _compact_cell(value: Any, fmt: _Format) -> str:
+    """Our figure with its marks and verdict, the paper's figure below it (HTML)."""
+    if not isinstance(value, Cell) or value.comparison is None:
+        return _cell_text(value, fmt)
+    comparison = value.comparison
+    text = fmt.escape(_figure(comparison.mean, comparison.std))
+    if value.underline:
+        text = fmt.styles["underline"](text)
+    if value.bold:
+        text = fmt.styles["bold"](text)
+    mark = VERDICT_MARKS[comparison.verdict]
+    if mark:
+        text += f' <span class="verdict-{comparison.verdict}">{mark}</span>'
+    paper_figure = _figure(comparison.paper_mean, comparison.paper_std)
+    return (f'{text} <small>n={comparison.n}</small><br><small style="color:#666">paper '
+            f"{fmt.escape(paper_figure)}</small>")
+
+
 def _caption(table: pd.DataFrame, fmt: _Format) -> str:
     """Caption, legend of the marks and scales, as one escaped paragraph."""
     attrs = table.attrs
     sentences = [attrs.get("caption", "")]
     for style, meaning in attrs.get("legend", ()):
+        if fmt.compact and meaning.startswith("In parentheses"):
+            meaning = _COMPACT_LEGEND
         sentences.append(f"{fmt.style_names[style]}: {meaning}." if style else f"{meaning}.")
     if attrs.get("scales") is not None:
         sentences.append(f"Runs at scale: {attrs['scales']}.")
@@ -895,7 +933,8 @@ def _body(table: pd.DataFrame, fmt: _Format) -> list[tuple[str, str, list[str]]]
             rows.append(("heading", fmt.escape(heading), []))
         current = heading
         rows.append(
-            ("row", _format_label(str(label), fmt), [_cell_text(value, fmt) for value in values])
+            ("row", _format_label(str(label), fmt),
+             [(_compact_cell if fmt.compact else _cell_text)(value, fmt) for value in values])
         )
     return rows
 
@@ -980,6 +1019,7 @@ def _latex(table: pd.DataFrame, fmt: _Format) -> str:
 _WRITERS: Mapping[str, Callable[[pd.DataFrame, _Format], str]] = {
     "markdown": _markdown,
     "html": _html,
+    "html-compact": _html,
     "latex": _latex,
 }
 
@@ -994,8 +1034,9 @@ def render(table: pd.DataFrame | str, fmt: str = "markdown", **build_options: An
         ``(group, label)`` renders; non-:class:`Cell` values are written with
         ``str``), or a table name, built with ``build_options``.
     fmt : str
-        ``"markdown"``, ``"html"`` or ``"latex"`` (booktabs; the LaTeX needs
-        ``\\usepackage{booktabs}``).
+        ``"markdown"``, ``"html"``, ``"html-compact"`` (a result cell shows our
+        figure with a ▲ / ▼ verdict mark and the paper's figure below it) or
+        ``"latex"`` (booktabs; the LaTeX needs ``\\usepackage{booktabs}``).
     **build_options
         ``records``, ``vs_paper``, ``missing_reason`` of :func:`build` when
         ``table`` is a name.
@@ -1041,11 +1082,12 @@ def comparisons(
         One row per compared cell: ``table``, ``dataset``, ``model``,
         ``metric``, ``ours`` and ``paper`` (mean ± std, percent), ``n``,
         ``difference`` (ours − paper), ``p_value``, ``verdict``
-        (``"consistent"``, ``"better"`` or ``"worse"``) and
+        (``"consistent"``, ``"better"`` or ``"worse"``),
         ``p_within_rounding`` (:func:`dkm.stats.p_value_within_rounding`: the p
         value with the paper's figure read within its rounding, most
-        favourably); empty (with those columns) when no cell has both our runs
-        and the paper's figure. A run that two tables show (DKM^p in Tables 1
+        favourably), and the unrounded ``ours_mean``, ``ours_std``,
+        ``paper_mean`` and ``paper_std`` (percent); empty (with those columns)
+        when no cell has both our runs and the paper's figure. A run that two tables show (DKM^p in Tables 1
         and 2) gives a row in each.
     """
     records = list(records)
@@ -1064,9 +1106,12 @@ def comparisons(
                     "n": comparison.n, "difference": round(comparison.difference, 1),
                     "p_value": comparison.p_value, "verdict": comparison.verdict,
                     "p_within_rounding": p_value_within_rounding(comparison),
+                    "ours_mean": comparison.mean, "ours_std": comparison.std,
+                    "paper_mean": comparison.paper_mean, "paper_std": comparison.paper_std,
                 })
     columns = ["table", "dataset", "model", "metric", "ours", "paper", "n", "difference",
-               "p_value", "verdict", "p_within_rounding"]
+               "p_value", "verdict", "p_within_rounding", "ours_mean", "ours_std", "paper_mean",
+               "paper_std"]
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from dkm import paper
 from dkm.analysis import (
-    CLAIMS, Claim, check_claims, coverage, on_paper_dataset, paired_difference, seed_scores,
+    CLAIMS, Claim, check_claims, check_gap, check_runs, coverage, on_paper_dataset, paired_difference, seed_scores,
     verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
@@ -124,3 +124,16 @@ def test_a_variants_records_can_be_shown_in_their_paper_datasets_column():
     assert {c["dataset"] for c in copies} == {"usps"} and sharp[0]["dataset"] == "usps-sharp"
     compared = tables.comparisons(copies)
     assert set(compared.dataset) == {"USPS"} and set(compared.model) == {"KM"}
+
+
+def test_check_runs_are_read_and_paired_by_what_they_changed(tmp_path):
+    import json
+
+    runs = [{"seed": 1, "changed": {"epochs": 7}, "test": {"acc": 70.0}},
+            {"seed": 1, "changed": {"epochs": 7, "sampler": "sequential"}, "test": {"acc": 66.0}},
+            {"seed": 2, "changed": {"epochs": 7}, "test": {"acc": 71.0}}]
+    (tmp_path / "loop.jsonl").write_text("\n".join(json.dumps(r) for r in runs) + "\n")
+    read = check_runs("loop", tmp_path)
+    assert read == runs and check_runs("absent", tmp_path) == []
+    gap = check_gap(read, {"epochs": 7, "sampler": "sequential"}, {"epochs": 7})
+    assert gap.to_dict() == {1: -4.0}

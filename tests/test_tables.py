@@ -492,3 +492,15 @@ def test_typeset_writes_the_papers_labels_with_their_scripts():
     assert typeset("DKM^p + KM", "latex") == r"DKM$^{\mathrm{p}}$ + KM"
     with pytest.raises(ValueError, match="unknown format"):
         typeset("KM", "rtf")
+
+
+def test_the_compact_html_shows_our_figure_its_verdict_mark_and_the_papers_below():
+    from dkm.tables import build, render
+
+    records = fake_runs("dkm-a", "usps", runs_with(0.9, 0.01),
+                        tradeoff=paper.optimal_tradeoff("dkm-a", "usps"))
+    html = render(build("table1", records, vs_paper=True), fmt="html-compact")
+    paper_acc = paper.reported("table1", "DKM^a", "usps", "acc")
+    assert '90.0±1.0' in html and 'class="verdict-better">▲</span>' in html
+    assert f"paper {paper_acc[0]:.1f}±{paper_acc[1]:.1f}" in html
+    assert "DKM<sup>a</sup>" in html and "In parentheses" not in html and "▲ / ▼" in html
