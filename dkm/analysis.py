@@ -42,7 +42,7 @@ from dkm.results import config_hash, records_to_dataframe
 from dkm.tables import selected_tradeoff
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
-           "paired_difference", "check_claims", "verdict_grid", "coverage", "on_paper_dataset", "check_runs", "check_gap"]
+           "paired_difference", "check_claims", "verdict_grid", "coverage", "on_paper_dataset", "check_runs", "check_gap", "variant_effect"]
 
 #: Verdicts of a claim on one dataset and metric.
 VERDICTS = ("reproduced", "not reproduced", "not testable")
@@ -307,3 +307,38 @@ def check_gap(runs: Iterable[Mapping[str, Any]], changed: Mapping[str, Any],
 
     first, second = by_seed(changed), by_seed(reference)
     return pd.Series({s: first[s] - second[s] for s in sorted(first) if s in second}, dtype=float)
+
+
+def variant_effect(records: Iterable[Mapping[str, Any]], dataset: str, variant: str,
+                   models: Sequence[str], metric: str = "acc",
+                   confidence: float = 0.95) -> pd.DataFrame:
+    """How much a data variant moves each model, seed by seed.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Records of both datasets.
+    dataset, variant : str
+        The two dataset ids (``"usps"``, ``"usps-sharp"``).
+    models : sequence of str
+        The paper's labels of the models.
+    metric : {"acc", "nmi", "ari"}
+    confidence : float
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by model: the mean score on each dataset over the seeds both
+        have, the mean of ``dataset − variant`` over those seeds, its t
+        interval and the number of seeds.
+    """
+    frame = records_to_dataframe(list(records)).drop_duplicates("config_hash", keep="last")
+    rows = {}
+    for model in models:
+        first, second = seed_scores(frame, model, dataset, metric), \
+            seed_scores(frame, model, variant, metric)
+        mean, low, high, n = paired_difference(first, second, confidence)
+        common = first.index.intersection(second.index)
+        rows[model] = {dataset: first[common].mean(), variant: second[common].mean(),
+                       "difference": mean, "low": low, "high": high, "n": n}
+    return pd.DataFrame.from_dict(rows, orient="index")

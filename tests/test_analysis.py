@@ -9,7 +9,7 @@ import pytest
 
 from dkm import paper
 from dkm.analysis import (
-    CLAIMS, Claim, check_claims, check_gap, check_runs, coverage, on_paper_dataset, paired_difference, seed_scores,
+    CLAIMS, Claim, check_claims, check_gap, check_runs, coverage, variant_effect, on_paper_dataset, paired_difference, seed_scores,
     verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
@@ -137,3 +137,13 @@ def test_check_runs_are_read_and_paired_by_what_they_changed(tmp_path):
     assert read == runs and check_runs("absent", tmp_path) == []
     gap = check_gap(read, {"epochs": 7, "sampler": "sequential"}, {"epochs": 7})
     assert gap.to_dict() == {1: -4.0}
+
+
+def test_variant_effect_pairs_each_model_by_seed_across_the_two_files():
+    records = (_runs("usps", "km", [0.68, 0.67, 0.66]) + _runs("usps-sharp", "km", [0.66, 0.66])
+               + _runs("usps", "dkm-p", [0.8], lam=1.0))
+    table = variant_effect(records, "usps", "usps-sharp", ["KM", "DKM^p"])
+    assert table.loc["KM", "n"] == 2
+    assert table.loc["KM", "difference"] == pytest.approx(1.5)
+    assert table.loc["KM", "usps"] == pytest.approx(67.5)
+    assert table.loc["DKM^p", "n"] == 0 and math.isnan(table.loc["DKM^p", "difference"])
