@@ -1,15 +1,46 @@
 """Deep k-Means (Moradi Fard, Thonet and Gaussier, 2018) in TensorFlow 2.
 
-The package is split into small modules with one job each:
+The package is split into small modules with one job each. Data:
 
-``dkm.metrics``      ACC, NMI and ARI (no TensorFlow needed).
-``dkm.annealing``    the inverse-temperature schedules of the paper.
-``dkm.data``         the paper's datasets and the user's own files.
-``dkm.splits``       the validation / test split of the protocol.
-``dkm.autoencoder``  the ``d-500-500-2000-K`` autoencoder.
-``dkm.losses``       distances, the stable soft assignment and the DKM loss.
-``dkm.training``     the one minibatch training loop every method shares.
-``dkm.estimator``    :class:`DeepKMeans`, :class:`DCN` and :class:`IDEC`, scikit-learn estimators.
+``dkm.data``                 the paper's datasets and the user's own files (:func:`dkm.data.load`),
+                             one private module per job or source, all re-exported by ``dkm.data``:
+``dkm.data._dataset``        the ``Dataset`` container, the checks of its fields, ``from_arrays``.
+``dkm.data._fetch``          the data directory, downloads and SHA-256 checksums.
+``dkm.data._mnist``          MNIST.
+``dkm.data._usps``           USPS: sharp, the paper's smoothed variant, LIBSVM's test part.
+``dkm.data._newsgroups``     20 Newsgroups, tf-idf of its 2,000 top words.
+``dkm.data._rcv1``           RCV1: the paper's 4-class subset and its loader.
+``dkm.data._digits``         scikit-learn's bundled 8x8 digits.
+``dkm.data._files``          the user's ``.npz``, ``.npy``, ``.csv`` and svmlight files.
+``dkm.splits``               the validation / test split of the protocol.
+
+Models and their training:
+
+``dkm.annealing``            the inverse-temperature schedules of the paper.
+``dkm.autoencoder``          the ``d-500-500-2000-K`` autoencoder.
+``dkm.losses``               distances, the stable soft assignment and the DKM loss.
+``dkm.training``             the one minibatch training loop every method shares.
+``dkm.methods``              the methods of the paper, one module each:
+``dkm.methods.common``       what every method shares: its loop settings and its result.
+``dkm.methods.pretraining``  the autoencoder pretraining the pretrained methods share.
+``dkm.methods.km``           the two non-deep baselines, KM and AE-KM.
+``dkm.methods.dkm``          Deep k-Means: DKM^a, DKM^p and DKM^pa.
+``dkm.methods.dcn``          DCN^p and DCN^np, with the switches of the DKM authors' variant.
+``dkm.methods.idec``         IDEC^p and IDEC^np.
+``dkm.estimator``            ``DeepKMeans``, ``DCN`` and ``IDEC``: the scikit-learn estimators.
+
+Evaluation, the protocol and its results:
+
+``dkm.metrics``              ACC, NMI and ARI (no TensorFlow needed).
+``dkm.experiments``          the paper's protocol: seeded runs, records, a resumable grid.
+``dkm.results``              run records and the JSON Lines store that keeps them.
+``dkm.stats``                summaries, the paper's significance marks, comparisons with the paper.
+``dkm.tables``               the tables of the paper and its supplement, rebuilt from records.
+``dkm.analysis``             the paper's claims tested on the records: paired differences, verdicts.
+``dkm.ablations``            an ablation's switches and their effect against the protocol's runs.
+``dkm.snapshots``            a full-scale run's embeddings, saved for the paper's figures.
+``dkm.paper``                what the paper reports: its figures, seeds, trade-offs and datasets.
+``dkm.cli``                  ``python -m dkm run ...`` and ``report ...`` (``dkm.__main__``).
 
 TensorFlow is imported only by the modules that train networks, so that
 ``import dkm`` and the metrics and data modules stay fast.

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 import sklearn.datasets
 from sklearn.utils import Bunch
 
-import dkm.data
+import dkm.data._fetch
 from dkm.data import (
     PAPER_STATISTICS,
     RCV1_CATEGORIES,
@@ -165,10 +165,10 @@ def test_statistics_table_loads_names(data_home):
 
 @pytest.mark.data
 def test_checksums_are_computed_once_per_process(data_home):
-    before = dkm.data._sha256_of.cache_info()
+    before = dkm.data._fetch._sha256_of.cache_info()
     load("usps", data_home)
     load("usps", data_home)
-    after = dkm.data._sha256_of.cache_info()
+    after = dkm.data._fetch._sha256_of.cache_info()
     assert after.misses - before.misses <= 1
     assert after.hits - before.hits >= 1
 
@@ -245,7 +245,7 @@ def _offline(url: str):
 
 @pytest.mark.parametrize("name, file_name", [("mnist", "mnist.npz"), ("usps", "usps.h5")])
 def test_a_missing_file_offline_names_the_expected_path(monkeypatch, tmp_path, name, file_name):
-    monkeypatch.setattr(dkm.data, "_open_url", _offline)
+    monkeypatch.setattr(dkm.data._fetch, "_open_url", _offline)
     with pytest.raises(FileNotFoundError, match="network is unreachable") as error:
         load(name, tmp_path)
     assert f"expected {tmp_path / file_name}" in str(error.value)
@@ -259,7 +259,7 @@ def test_a_missing_file_without_download_names_the_expected_path(tmp_path):
 
 
 def test_a_download_with_the_wrong_checksum_is_discarded(monkeypatch, tmp_path):
-    monkeypatch.setattr(dkm.data, "_open_url", lambda url: io.BytesIO(b"an error page"))
+    monkeypatch.setattr(dkm.data._fetch, "_open_url", lambda url: io.BytesIO(b"an error page"))
     with pytest.raises(ValueError, match="SHA-256"):
         load("usps", tmp_path)
     assert list(tmp_path.iterdir()) == []
@@ -268,7 +268,7 @@ def test_a_download_with_the_wrong_checksum_is_discarded(monkeypatch, tmp_path):
 @pytest.mark.data
 def test_a_verified_download_is_renamed_into_place(monkeypatch, tmp_path, data_home):
     served = (data_home / "usps.h5").read_bytes()
-    monkeypatch.setattr(dkm.data, "_open_url", lambda url: io.BytesIO(served))
+    monkeypatch.setattr(dkm.data._fetch, "_open_url", lambda url: io.BytesIO(served))
     usps = load("usps", tmp_path / "cache")
     assert usps.X.shape == (9_298, 256)
     assert [path.name for path in (tmp_path / "cache").iterdir()] == ["usps.h5"]
