@@ -16,6 +16,7 @@ The package is split into small modules with one job each. Data:
 
 Models and their training:
 
+``dkm.registry``             every method described once: label, family, pretraining, trade-off.
 ``dkm.annealing``            the inverse-temperature schedules of the paper.
 ``dkm.autoencoder``          the ``d-500-500-2000-K`` autoencoder.
 ``dkm.losses``               distances, the stable soft assignment and the DKM loss.

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from dkm import paper
+from dkm import paper, registry
 
 #: The paper's eight methods, in the order of its tables.
-PAPER_METHODS = ("km", "ae-km", "dcn-np", "dcn-p", "idec-np", "idec-p", "dkm-a", "dkm-p")
+PAPER_METHODS = registry.PAPER_METHODS
 
 
 class CommandError(Exception):
@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                           ".npz/.npy/.csv/svmlight file; repeat for several")
     run.add_argument("--method", action="append", dest="methods", metavar="METHOD",
                      help=f"method id, repeat for several (default: the paper's eight: "
-                          f"{', '.join(PAPER_METHODS)}; also dkm-pa)")
+                          f"{', '.join(PAPER_METHODS)}; also "
+                          f"{', '.join(m for m in registry.METHODS if m not in PAPER_METHODS)})")
     run.add_argument("--seeds", type=_positive_int, default=10,
                      help="number of seeds, taken in order from the paper's seeds "
                           f"({', '.join(map(str, paper.PAPER_SEEDS))}); default 10")
@@ -124,8 +125,9 @@ def _command_run(args: argparse.Namespace) -> int:
                 if args.n_clusters or args.label_column else load(name, args.data_home)
                 for name in args.dataset]
     overrides = {"distance": args.distance} if args.distance else None
-    if overrides and any(not m.startswith("dkm") for m in methods):
-        raise CommandError("--distance applies to the DKM methods only (dkm-a, dkm-p, dkm-pa)")
+    if overrides and any(registry.get(m).family != "dkm" for m in methods):
+        deep_kmeans = ", ".join(m.id for m in registry.METHODS.values() if m.family == "dkm")
+        raise CommandError(f"--distance applies to the DKM methods only ({deep_kmeans})")
     added = run_grid(datasets, methods, _seeds(args), args.results, scale=args.scale,
                      lambda_search=args.lambda_search, overrides=overrides,
                      seeds_per_batch=args.seeds_per_batch, progress=not args.quiet,

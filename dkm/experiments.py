@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 import dkm
-from dkm import paper
+from dkm import paper, registry
 from dkm.data import Dataset, load, paper_dataset
 from dkm.metrics import evaluate
 from dkm.results import ResultsStore, config_hash, unrecorded_defaults
@@ -77,20 +77,10 @@ class MethodSpec:
 
 @functools.cache
 def method_specs() -> dict[str, MethodSpec]:
-    """Every method the protocol can run, by id (imports TensorFlow)."""
-    from dkm.methods.dcn import DCN_VARIANTS, fit_dcn
-    from dkm.methods.dkm import DKM_VARIANTS, fit_dkm
-    from dkm.methods.idec import IDEC_VARIANTS, fit_idec
-    from dkm.methods.km import AEKM_CONFIG, KM_CONFIG, fit_aekm, fit_km
-
-    specs = {"km": MethodSpec(fit_km, KM_CONFIG, None, False),
-             "ae-km": MethodSpec(fit_aekm, AEKM_CONFIG, None, True)}
-    for variants, fit, tradeoff in ((DCN_VARIANTS, fit_dcn, "lambda"),
-                                    (IDEC_VARIANTS, fit_idec, "gamma"),
-                                    (DKM_VARIANTS, fit_dkm, "lambda")):
-        for name, config in variants.items():
-            specs[name] = MethodSpec(fit, config, tradeoff, config.pretrain_epochs > 0)
-    return specs
+    """Every method the protocol can run, by id (:data:`dkm.registry.METHODS`; imports
+    TensorFlow)."""
+    return {m.id: MethodSpec(m.fit_function(), m.default_config(), m.tradeoff, m.pretrained)
+            for m in registry.METHODS.values()}
 
 
 def available_methods() -> tuple[str, ...]:
@@ -99,10 +89,8 @@ def available_methods() -> tuple[str, ...]:
 
 
 def _spec(method: str) -> MethodSpec:
-    specs = method_specs()
-    if method not in specs:
-        raise ValueError(f"unknown method {method!r}; choose among {', '.join(specs)}")
-    return specs[method]
+    registry.get(method)  # a clear error for an unknown id
+    return method_specs()[method]
 
 
 def default_tradeoff(method: str, dataset: str) -> float | None:
@@ -140,13 +128,12 @@ def configure(method: str, dataset: Dataset, tradeoff: float | None = None, scal
     """
     spec = _spec(method)
     config = spec.config
-    if method.startswith("idec"):
+    if registry.get(method).family == "idec":
         config = dataclasses.replace(
             config, update_interval=idec_update_interval(dataset.name, dataset.n_samples))
     if spec.tradeoff is not None:
         value = default_tradeoff(method, dataset.name) if tradeoff is None else float(tradeoff)
-        field = "lam" if spec.tradeoff == "lambda" else "gamma"
-        config = dataclasses.replace(config, **{field: value})
+        config = dataclasses.replace(config, **{registry.get(method).config_field: value})
     if overrides:
         config = dataclasses.replace(config, **overrides)
     return config.scaled(scale) if scale != 1.0 else config
@@ -173,7 +160,7 @@ def run_params(method: str, config: Any, loop: Any, scale: float, tradeoff_name:
     params.pop("lam", None)
     params.pop("gamma", None)
     if tradeoff_name is not None:
-        params[tradeoff_name] = getattr(config, "lam" if tradeoff_name == "lambda" else "gamma")
+        params[tradeoff_name] = getattr(config, registry.get(method).config_field)
     params.update(
         batch_size=loop.batch_size, learning_rate=loop.learning_rate, sampler=loop.sampler,
         hidden_sizes=list(loop.hidden_sizes), scale=scale, data_fingerprint=fingerprint,
@@ -290,7 +277,8 @@ def run_seeds(
         if spec.pretrained and cache_dir is not None else {}
     result = spec.fit(dataset.X, dataset.n_clusters, list(seeds), config, loop, **kwargs)
     friendliness = (kmeans_on_embedding(result, dataset.n_clusters, seeds)
-                    if result.embeddings is not None and method != "ae-km" else None)
+                    if result.embeddings is not None and registry.get(method).kmeans_on_embedding
+                    else None)
     wall = time.perf_counter() - start
 
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")

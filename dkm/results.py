@@ -96,6 +96,8 @@ from typing import Any
 
 import pandas as pd
 
+from dkm import registry
+
 try:
     import fcntl
 except ImportError:  # Windows: appends are not locked against each other.
@@ -119,8 +121,8 @@ __all__ = [
 
 #: Version of the record layout documented above.
 SCHEMA_VERSION = 1
-#: Method ids a record may carry.
-METHODS = ("km", "ae-km", "dcn-np", "dcn-p", "idec-np", "idec-p", "dkm-a", "dkm-p", "dkm-pa")
+#: Method ids a record may carry (:data:`dkm.registry.METHODS`).
+METHODS = registry.ids()
 #: Splits of ``metrics`` and ``kmeans_on_embedding``.
 SPLITS = ("validation", "test")
 #: Metric names inside a split.
@@ -280,7 +282,7 @@ def _check_params(params: Mapping[str, Any], method: str) -> None:
     for key in tradeoffs:
         if not _is_number(params[key]) or params[key] <= 0:
             raise ValueError(f"params[{key!r}] must be a positive number, got {params[key]!r}")
-    if tradeoffs and method in ("km", "ae-km"):
+    if tradeoffs and registry.get(method).tradeoff is None:
         raise ValueError(f"method {method!r} takes no {tradeoffs[0]!r}")
     if params.get("distance", DISTANCES[0]) not in DISTANCES:
         raise ValueError(

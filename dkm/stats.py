@@ -82,6 +82,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as _scipy_stats
 
+from dkm import registry
+
 __all__ = [
     "ALPHA",
     "PRETRAINED",
@@ -98,10 +100,10 @@ __all__ = [
 
 #: Significance level of every test (the paper's p > 0.05).
 ALPHA = 0.05
-#: Methods with autoencoder pretraining.
-PRETRAINED = frozenset({"ae-km", "dcn-p", "dkm-p", "idec-p", "dkm-pa"})
+#: Methods with autoencoder pretraining (:data:`dkm.registry.METHODS`).
+PRETRAINED = frozenset(m.id for m in registry.METHODS.values() if m.group == "pretrained")
 #: Deep clustering methods without pretraining.
-NOT_PRETRAINED = frozenset({"dcn-np", "dkm-a", "idec-np"})
+NOT_PRETRAINED = frozenset(m.id for m in registry.METHODS.values() if m.group == "not pretrained")
 #: The paper's marks: mark -> the rows whose best mean defines it.
 DEFAULT_GROUPS: Mapping[str, frozenset[str]] = MappingProxyType(
     {"bold": PRETRAINED, "underline": NOT_PRETRAINED}

@@ -42,6 +42,8 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
+from dkm import registry
+
 __all__ = [
     "PAPER_SEEDS",
     "METHOD_LABELS",
@@ -66,17 +68,7 @@ PAPER_SEEDS: tuple[int, ...] = (8905, 9129, 291, 4012, 1256, 6819, 4678, 6971, 1
 
 #: Package method id -> the paper's label.
 METHOD_LABELS: Mapping[str, str] = MappingProxyType(
-    {
-        "km": "KM",
-        "ae-km": "AE-KM",
-        "dcn-np": "DCN^np",
-        "dcn-p": "DCN^p",
-        "idec-np": "IDEC^np",
-        "idec-p": "IDEC^p",
-        "dkm-a": "DKM^a",
-        "dkm-p": "DKM^p",
-        "dkm-pa": "DKM^pa",
-    }
+    {m.id: m.label for m in registry.METHODS.values()}
 )
 
 #: Package dataset id -> the paper's label.
@@ -105,15 +97,7 @@ TABLE_KEYS: Mapping[str, str] = MappingProxyType(
 )
 
 _TRADEOFF_NAMES = MappingProxyType(
-    {
-        "dcn-np": "lambda",
-        "dcn-p": "lambda",
-        "dkm-a": "lambda",
-        "dkm-p": "lambda",
-        "dkm-pa": "lambda",
-        "idec-np": "gamma",
-        "idec-p": "gamma",
-    }
+    {m.id: m.tradeoff for m in registry.METHODS.values() if m.tradeoff is not None}
 )
 
 _KMEANS_SUFFIX = " + KM"

@@ -1,0 +1,45 @@
+"""dkm.registry: one description per method, and everything derived from it."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from dkm import paper, registry, results, stats
+from dkm.cli import PAPER_METHODS
+
+
+def test_every_entry_is_consistent_with_its_own_configuration():
+    for method in registry.METHODS.values():
+        config = method.default_config()
+        assert callable(method.fit_function())
+        if method.tradeoff is None:
+            assert method.config_field is None
+        else:
+            assert method.config_field in {f.name for f in dataclasses.fields(config)}
+        if hasattr(config, "pretrain_epochs") and method.family != "km":
+            assert (config.pretrain_epochs > 0) == method.pretrained
+        assert paper.parse_model_label(method.label).method == method.id
+
+
+def test_the_modules_derive_their_method_lists_from_the_registry():
+    assert results.METHODS == tuple(registry.METHODS)
+    assert PAPER_METHODS == ("km", "ae-km", "dcn-np", "dcn-p", "idec-np", "idec-p", "dkm-a", "dkm-p")
+    assert stats.PRETRAINED == {"ae-km", "dcn-p", "idec-p", "dkm-p", "dkm-pa"}
+    assert stats.NOT_PRETRAINED == {"dcn-np", "idec-np", "dkm-a"}
+    assert dict(paper.METHOD_LABELS) == {m.id: m.label for m in registry.METHODS.values()}
+    assert paper.tradeoff_name("idec-p") == "gamma" and paper.tradeoff_name("dkm-pa") == "lambda"
+
+
+def test_the_protocol_runs_what_the_registry_says():
+    from dkm.experiments import available_methods, method_specs
+
+    assert available_methods() == registry.ids()
+    for method_id, spec in method_specs().items():
+        entry = registry.get(method_id)
+        assert (spec.tradeoff, spec.pretrained) == (entry.tradeoff, entry.pretrained)
+
+
+def test_an_unknown_method_names_the_known_ones():
+    with pytest.raises(ValueError, match="unknown method 'dec'; choose among km, ae-km"):
+        registry.get("dec")
