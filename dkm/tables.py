@@ -869,11 +869,16 @@ def _cell_text(value: Any, fmt: _Format) -> str:
 VERDICT_MARKS: Mapping[str, str] = {"better": "▲", "worse": "▼", "consistent": ""}
 _COMPACT_LEGEND = ("Under each of our figures (mean over the n runs), the paper's; ▲ / ▼: ours "
                    "significantly above / below it (Welch t-test, p < 0.05; a single run: z test "
-                   "against the paper's standard deviation), otherwise consistent")
+                   "against the paper's standard deviation), otherwise consistent; –: no run of "
+                   "ours")
 
 
 def _compact_cell(value: Any, fmt: _Format) -> str:
     """Our figure with its marks and verdict, the paper's figure below it (HTML)."""
+    if isinstance(value, Cell) and value.comparison is None and value.note.startswith("(paper "):
+        # no runs of ours: a dash, the paper's figure below it (the reason is in the text)
+        return (f'<span title="{fmt.escape(value.text)}">–</span><br>'
+                f'<small style="color:#666">{fmt.escape(value.note[1:-1])}</small>')
     if not isinstance(value, Cell) or value.comparison is None:
         return _cell_text(value, fmt)
     comparison = value.comparison

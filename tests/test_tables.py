@@ -504,3 +504,5 @@ def test_the_compact_html_shows_our_figure_its_verdict_mark_and_the_papers_below
     assert '90.0±1.0' in html and 'class="verdict-better">▲</span>' in html
     assert f"paper {paper_acc[0]:.1f}±{paper_acc[1]:.1f}" in html
     assert "DKM<sup>a</sup>" in html and "In parentheses" not in html and "▲ / ▼" in html
+    km = paper.reported("table1", "KM", "mnist", "acc")
+    assert f'>–</span><br><small style="color:#666">paper {km[0]:.1f}±{km[1]:.1f}</small>' in html
