@@ -6,9 +6,11 @@ one-line message on stderr and exit status 2, not a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from dkm import paper, registry
 
@@ -87,12 +89,17 @@ def build_parser() -> argparse.ArgumentParser:
                           "per-user cache)")
     run.add_argument("--results", required=True, help="the JSON Lines results store to append to")
     run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.add_argument("--verbose", action="store_true",
+                     help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
 
     report = commands.add_parser(
         "report", help="render the paper's tables from a results store",
         description="Render a table of the paper or its supplement from the records.",
     )
-    report.add_argument("--results", required=True, help="the JSON Lines results store to read")
+    report.add_argument("--results", required=True, action="append", dest="stores",
+                        metavar="RESULTS",
+                        help="a JSON Lines results store, or a directory of them (*.jsonl); "
+                             "repeat for several")
     report.add_argument("--table", action="append", dest="tables", metavar="NAME",
                         help="table name, repeat for several (default: all): "
                              "table1, table2, ari1, ari2, cosine, friendliness, tradeoff")
@@ -137,14 +144,31 @@ def _command_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _store_files(paths: Sequence[str]) -> list[Path]:
+    """The stores named: files as given, directories by their ``*.jsonl``."""
+    files = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            found = sorted(path.glob("*.jsonl"))
+            if not found:
+                raise CommandError(f"no results store (*.jsonl) in the directory {name}")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise CommandError(f"no results store at {name}: run `python -m dkm run ... "
+                               f"--results {name}` first")
+    return files
+
+
 def _command_report(args: argparse.Namespace) -> int:
-    if not Path(args.results).is_file():
-        raise CommandError(f"no results store at {args.results}: run `python -m dkm run ... "
-                           f"--results {args.results}` first")
+    stores = _store_files(args.stores)
     from dkm import tables
     from dkm.results import ResultsStore
 
-    records = ResultsStore(args.results).records()
+    records = [r for store in stores for r in ResultsStore(store).records()]
+    print(f"read {len(records)} record(s) from {', '.join(map(str, stores))}", file=sys.stderr)
     names = args.tables or [n for n in tables.TABLES if n != "datasets"]
     unknown = [n for n in names if n not in tables.TABLES]
     if unknown:
@@ -157,9 +181,39 @@ def _command_report(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextmanager
+def _native_stderr_silenced() -> Iterator[None]:
+    """Send what native code writes to stderr (file descriptor 2) to /dev/null meanwhile."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _start_tensorflow_quietly() -> None:
+    """Import TensorFlow and probe its devices without its C++ start-up lines.
+
+    TensorFlow's native logging writes CUDA and oneDNN probing messages to
+    stderr before its log level applies; they say nothing to a user of the
+    command line. ``--verbose`` keeps them.
+    """
+    with _native_stderr_silenced():
+        import tensorflow as tf
+
+        tf.config.list_physical_devices("GPU")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m dkm``; returns the exit status."""
     args = build_parser().parse_args(argv)
+    if args.command == "run" and not args.verbose:
+        _start_tensorflow_quietly()
     try:
         return {"run": _command_run, "report": _command_report}[args.command](args)
     except (CommandError, ValueError, FileNotFoundError) as error:

@@ -188,6 +188,34 @@ def test_cli_run_then_report(tmp_path):
     assert "AE-KM" in report.stdout and "72.9" in report.stdout  # the paper's USPS AE-KM ACC
 
 
+def test_cli_report_reads_several_stores_and_says_which(tmp_path):
+    first, second = tmp_path / "a" / "one.jsonl", tmp_path / "two.jsonl"
+    first.parent.mkdir()
+    for store, seeds in ((first, "1"), (second, "2")):
+        assert _cli("run", "--dataset", "digits", "--method", "km", "--seeds", seeds, "--results",
+                    str(store), "--quiet").returncode == 0
+    both = _cli("report", "--results", str(first.parent), "--results", str(second),
+                "--table", "table1")
+    assert both.returncode == 0, both.stderr
+    assert f"read 3 record(s) from {first}, {second}" in both.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = _cli("report", "--results", str(empty))
+    assert refused.returncode == 2 and "no results store (*.jsonl) in the directory" in refused.stderr
+
+
+def test_cli_run_keeps_tensorflows_start_up_lines_out_unless_verbose(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    args = [sys.executable, "-m", "dkm", "run", "--dataset", "digits", "--method", "km",
+            "--seeds", "1", "--results", str(tmp_path / "runs.jsonl"), "--quiet"]
+    quiet = subprocess.run(args, capture_output=True, text=True, cwd=REPO_ROOT, env=env)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "absl::InitializeLog" not in quiet.stderr and "cuda" not in quiet.stderr.lower()
+    verbose = subprocess.run(args + ["--verbose"], capture_output=True, text=True, cwd=REPO_ROOT,
+                             env=env)
+    assert verbose.returncode == 0, verbose.stderr
+
+
 def test_fit_methods_shares_one_pretraining_and_returns_embeddings(digits, monkeypatch):
     import tensorflow as tf
 
