@@ -7,18 +7,21 @@ checks, seeding, the fitted attributes, ``predict`` and ``transform``);
 """
 from __future__ import annotations
 
-from abc import abstractmethod
+from abc import ABC, abstractmethod
+from numbers import Integral, Real
 from typing import Sequence
 
 import numpy as np
 import tensorflow as tf
-from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.base import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
+                          TransformerMixin, _fit_context)
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dkm.annealing import Schedule, constant, custom, paper_annealing
 from dkm.autoencoder import PAPER_HIDDEN_SIZES, Architecture, Autoencoder
-from dkm.losses import get_distance
+from dkm.losses import DISTANCES, get_distance
 from dkm.methods.common import LoopConfig, MethodResult, nearest_center
 from dkm.methods.dkm import DKMConfig, fit_dkm
 from dkm.methods.dcn import DCN_VARIANTS, DCNConfig, fit_dcn
@@ -28,14 +31,33 @@ from dkm.training import SAMPLERS, embed, enable_determinism
 _MAX_SEED = 2**31 - 1
 
 
-class DeepClusteringEstimator(ClusterMixin, TransformerMixin, BaseEstimator):
+_POSITIVE_INT = Interval(Integral, 1, None, closed="left")
+_NON_NEGATIVE_INT = Interval(Integral, 0, None, closed="left")
+_NON_NEGATIVE = Interval(Real, 0, None, closed="left")  # also excludes inf and nan
+
+
+def _check_pretraining(variant: str, pretrain_epochs: int) -> int:
+    """The pretraining epochs of ``variant``: none for ``"a"`` and ``"np"``, else at least one."""
+    if variant in ("a", "np"):
+        return 0
+    if pretrain_epochs < 1:
+        raise ValueError(f"pretrain_epochs must be a positive integer for variant {variant!r}, "
+                         f"got {pretrain_epochs!r}")
+    return int(pretrain_epochs)
+
+
+class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin,
+                              BaseEstimator, ABC):
     """Shared machinery of the deep clustering estimators.
 
     Subclasses define ``__init__`` (their parameters, stored unchanged, as
-    scikit-learn requires) and :meth:`_fit_method`; they must have the
+    scikit-learn requires), the constraints of their own parameters (added to
+    :attr:`_parameter_constraints`) and :meth:`_fit_method`; they must have the
     parameters ``n_clusters``, ``hidden_sizes``, ``embedding_dim``,
     ``batch_size``, ``learning_rate``, ``sampler``, ``random_state``,
-    ``progress`` and ``jit_compile``.
+    ``progress`` and ``jit_compile``. scikit-learn checks every parameter
+    against the constraints when ``fit`` starts; checks that involve two
+    parameters are the subclasses' ``_config``.
 
     Fitted attributes
     -----------------
@@ -51,7 +73,21 @@ class DeepClusteringEstimator(ClusterMixin, TransformerMixin, BaseEstimator):
         The seed actually used (drawn from ``random_state`` when not an int).
     n_features_in_ : int
         Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen in ``fit``, when they all are strings.
     """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [_POSITIVE_INT],
+        "hidden_sizes": ["array-like"],
+        "embedding_dim": [_POSITIVE_INT, None],
+        "batch_size": [_POSITIVE_INT],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "sampler": [StrOptions(set(SAMPLERS))],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+        "jit_compile": ["boolean"],
+    }
 
     _distance_name: str = "euclidean"
 
@@ -59,27 +95,13 @@ class DeepClusteringEstimator(ClusterMixin, TransformerMixin, BaseEstimator):
     def _fit_method(self, X: np.ndarray, seed: int, loop: LoopConfig) -> MethodResult:
         """Train on validated data for one seed and return the result."""
 
-    def _check_params(self) -> None:
-        if not isinstance(self.n_clusters, (int, np.integer)) or self.n_clusters < 2:
-            raise ValueError(f"n_clusters must be an integer >= 2, got {self.n_clusters!r}")
-        if self.sampler not in SAMPLERS:
-            raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}")
-        if not isinstance(self.batch_size, (int, np.integer)) or self.batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {self.batch_size!r}")
-        if not self.learning_rate > 0:
-            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
-
     def _check_X(self, X, *, fitting: bool) -> np.ndarray:
-        X = check_array(X, dtype=np.float32, ensure_all_finite=True, ensure_min_samples=1)
+        """``X`` as finite float32; ``fitting`` records its features, else checks them."""
+        X = validate_data(self, X, reset=fitting, dtype=np.float32, ensure_all_finite=True)
         if fitting and X.shape[0] < self.n_clusters:
             raise ValueError(
                 f"n_samples={X.shape[0]} is smaller than n_clusters={self.n_clusters}: "
                 "there must be at least one sample per cluster"
-            )
-        if not fitting and X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but this estimator was fitted with "
-                f"{self.n_features_in_} features"
             )
         return X
 
@@ -98,6 +120,17 @@ class DeepClusteringEstimator(ClusterMixin, TransformerMixin, BaseEstimator):
             progress=bool(self.progress),
         )
 
+    @property
+    def _n_features_out(self) -> int:
+        """Size of the embedding (``transform``'s output), named ``<class>0`` and on."""
+        return self.cluster_centers_.shape[1]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float32"]  # computed in float32
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None) -> "DeepClusteringEstimator":
         """Train the autoencoder and the clustering jointly on ``X``.
 
@@ -112,11 +145,9 @@ class DeepClusteringEstimator(ClusterMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
-        self._check_params()
         X = self._check_X(X, fitting=True)
         enable_determinism()
         self.seed_ = self._seed()
-        self.n_features_in_ = X.shape[1]
         result = self._fit_method(X, self.seed_, self._loop())
         self.labels_ = result.labels[0]
         self.cluster_centers_ = result.centers[0]
@@ -124,10 +155,6 @@ class DeepClusteringEstimator(ClusterMixin, TransformerMixin, BaseEstimator):
         self.autoencoder_weights_ = [w[0] for w in result.weights]
         self.embedding_ = result.embeddings[0]
         return self
-
-    def fit_predict(self, X, y=None) -> np.ndarray:
-        """Fit and return the cluster of every training point."""
-        return self.fit(X).labels_
 
     def _embed(self, X: np.ndarray) -> np.ndarray:
         architecture = Architecture(
@@ -162,7 +189,7 @@ class DeepKMeans(DeepClusteringEstimator):
     Parameters
     ----------
     n_clusters : int, default=10
-        Number of clusters ``K`` (>= 2); also the embedding size unless
+        Number of clusters ``K`` (>= 1); also the embedding size unless
         ``embedding_dim`` is given.
     variant : {"p", "a", "pa"}, default="p"
         ``"p"`` (DKM^p): pretrain the autoencoder, initialise the
@@ -214,6 +241,18 @@ class DeepKMeans(DeepClusteringEstimator):
     >>> model.labels_.shape
     (1797,)
     """
+
+    _parameter_constraints: dict = {
+        **DeepClusteringEstimator._parameter_constraints,
+        "variant": [StrOptions({"p", "a", "pa"})],
+        "lam": [_NON_NEGATIVE],
+        "distance": [StrOptions(set(DISTANCES))],
+        "alpha": [_NON_NEGATIVE],
+        "finetune_epochs": [_POSITIVE_INT],
+        "schedule": [Schedule, "array-like", None],
+        "pretrain_epochs": [_NON_NEGATIVE_INT],
+        "kmeans_restarts": [_POSITIVE_INT],
+    }
 
     def __init__(
         self,
@@ -268,21 +307,10 @@ class DeepKMeans(DeepClusteringEstimator):
         return paper_annealing()
 
     def _config(self) -> DKMConfig:
-        if self.variant not in ("p", "a", "pa"):
-            raise ValueError(f"variant must be 'p', 'a' or 'pa', got {self.variant!r}")
-        if not (np.isfinite(self.lam) and self.lam >= 0):
-            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}")
-        get_distance(self.distance)
-        if self.variant != "a" and (not isinstance(self.pretrain_epochs, (int, np.integer))
-                                    or self.pretrain_epochs < 1):
-            raise ValueError(
-                f"pretrain_epochs must be a positive integer for variant {self.variant!r}, "
-                f"got {self.pretrain_epochs!r}"
-            )
         return DKMConfig(
             lam=float(self.lam),
             schedule=self._schedule(),
-            pretrain_epochs=0 if self.variant == "a" else int(self.pretrain_epochs),
+            pretrain_epochs=_check_pretraining(self.variant, self.pretrain_epochs),
             distance=self.distance,
             kmeans_restarts=int(self.kmeans_restarts),
         )
@@ -299,21 +327,19 @@ def _variant_epochs(
 
     ``epochs=None`` means the paper's value for the variant (``variants``).
     """
-    if variant not in ("p", "np"):
-        raise ValueError(f"variant must be 'p' or 'np', got {variant!r}")
-    if variant == "p" and (not isinstance(pretrain_epochs, (int, np.integer)) or pretrain_epochs < 1):
-        raise ValueError(f"pretrain_epochs must be a positive integer for variant 'p', "
-                         f"got {pretrain_epochs!r}")
-    if epochs is not None and (not isinstance(epochs, (int, np.integer)) or epochs < 1):
-        raise ValueError(f"epochs must be a positive integer or None, got {epochs!r}")
     paper_epochs = variants[f"{prefix}-{variant}"].epochs
     return (paper_epochs if epochs is None else int(epochs),
-            int(pretrain_epochs) if variant == "p" else 0)
+            _check_pretraining(variant, pretrain_epochs))
 
 
-def _check_tradeoff(name: str, value: float) -> None:
-    if not (np.isfinite(value) and value >= 0):
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+#: The parameters that DCN and IDEC share beyond the base class's.
+_BASELINE_CONSTRAINTS: dict = {
+    **DeepClusteringEstimator._parameter_constraints,
+    "variant": [StrOptions({"p", "np"})],
+    "epochs": [_POSITIVE_INT, None],
+    "pretrain_epochs": [_NON_NEGATIVE_INT],
+    "kmeans_restarts": [_POSITIVE_INT],
+}
 
 
 class DCN(DeepClusteringEstimator):
@@ -327,7 +353,7 @@ class DCN(DeepClusteringEstimator):
     Parameters
     ----------
     n_clusters : int, default=10
-        Number of clusters ``K`` (>= 2); also the embedding size unless
+        Number of clusters ``K`` (>= 1); also the embedding size unless
         ``embedding_dim`` is given.
     variant : {"p", "np"}, default="p"
         ``"p"`` (DCN^p): pretrain, then start from k-means++ on the embedding.
@@ -369,6 +395,8 @@ class DCN(DeepClusteringEstimator):
     (1797,)
     """
 
+    _parameter_constraints: dict = {**_BASELINE_CONSTRAINTS, "lam": [_NON_NEGATIVE]}
+
     def __init__(
         self,
         n_clusters: int = 10,
@@ -403,7 +431,6 @@ class DCN(DeepClusteringEstimator):
         self.jit_compile = jit_compile
 
     def _config(self) -> DCNConfig:
-        _check_tradeoff("lam", self.lam)
         epochs, pretrain_epochs = _variant_epochs(
             DCN_VARIANTS, "dcn", self.variant, self.epochs, self.pretrain_epochs
         )
@@ -427,7 +454,7 @@ class IDEC(DeepClusteringEstimator):
     Parameters
     ----------
     n_clusters : int, default=10
-        Number of clusters ``K`` (>= 2); also the embedding size unless
+        Number of clusters ``K`` (>= 1); also the embedding size unless
         ``embedding_dim`` is given.
     variant : {"p", "np"}, default="p"
         ``"p"`` (IDEC^p): start from the pretrained autoencoder; ``"np"``
@@ -481,6 +508,14 @@ class IDEC(DeepClusteringEstimator):
     (1797,)
     """
 
+    _parameter_constraints: dict = {
+        **_BASELINE_CONSTRAINTS,
+        "gamma": [_NON_NEGATIVE],
+        "update_interval": [_POSITIVE_INT],
+        "tol": [_NON_NEGATIVE],
+        "reconstruction": [StrOptions({"mean", "sum"})],
+    }
+
     def __init__(
         self,
         n_clusters: int = 10,
@@ -521,8 +556,6 @@ class IDEC(DeepClusteringEstimator):
         self.jit_compile = jit_compile
 
     def _config(self) -> IDECConfig:
-        _check_tradeoff("gamma", self.gamma)
-        _check_tradeoff("tol", self.tol)
         epochs, pretrain_epochs = _variant_epochs(
             IDEC_VARIANTS, "idec", self.variant, self.epochs, self.pretrain_epochs
         )

@@ -380,12 +380,12 @@ def test_estimators_fit_and_predict_on_digits(digits, estimator):
 
 
 @pytest.mark.parametrize("estimator, message", [
-    (DCN(variant="x"), "variant must be 'p' or 'np'"),
-    (DCN(lam=-1.0), "lam must be"),
-    (DCN(epochs=0), "epochs must be a positive integer"),
-    (IDEC(gamma=float("nan")), "gamma must be"),
-    (IDEC(update_interval=0), "update_interval must be"),
-    (IDEC(reconstruction="l1"), "reconstruction must be one of"),
+    (DCN(variant="x"), "'variant' parameter of DCN must be a str among"),
+    (DCN(lam=-1.0), "'lam' parameter of DCN must be a float in the range"),
+    (DCN(epochs=0), "'epochs' parameter of DCN must be an int in the range"),
+    (IDEC(gamma=float("nan")), "'gamma' parameter of IDEC must be a float in the range"),
+    (IDEC(update_interval=0), "'update_interval' parameter of IDEC must be an int in the range"),
+    (IDEC(reconstruction="l1"), "'reconstruction' parameter of IDEC must be a str among"),
     (IDEC(variant="p", pretrain_epochs=0), "pretrain_epochs must be a positive integer"),
 ])
 def test_bad_baseline_parameters_are_clear_value_errors(digits, estimator, message):

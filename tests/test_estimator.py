@@ -44,12 +44,13 @@ def test_bad_input_is_a_clear_value_error(X, message):
 @pytest.mark.parametrize(
     "params, message",
     [
-        (dict(n_clusters=1), "n_clusters must be an integer >= 2"),
-        (dict(variant="x"), "variant must be"),
-        (dict(sampler="shuffled"), "sampler must be one of"),
-        (dict(lam=float("nan")), "lam must be"),
-        (dict(distance="manhattan"), "unknown distance"),
-        (dict(batch_size=0), "batch_size must be"),
+        (dict(n_clusters=0), r"'n_clusters' parameter of DeepKMeans must be an int in the range \[1, inf\)"),
+        (dict(variant="x"), "'variant' parameter of DeepKMeans must be a str among"),
+        (dict(sampler="shuffled"), "'sampler' parameter of DeepKMeans must be a str among"),
+        (dict(lam=float("nan")), "'lam' parameter of DeepKMeans must be a float in the range"),
+        (dict(distance="manhattan"), "'distance' parameter of DeepKMeans must be a str among"),
+        (dict(batch_size=0), "'batch_size' parameter of DeepKMeans must be an int in the range"),
+        (dict(pretrain_epochs=0), "pretrain_epochs must be a positive integer for variant 'p'"),
     ],
 )
 def test_bad_parameters_are_clear_value_errors(small_digits, params, message):
