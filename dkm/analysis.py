@@ -39,10 +39,11 @@ from scipy import stats as _scipy_stats
 from dkm import paper
 from dkm.data import paper_dataset
 from dkm.results import config_hash, records_to_dataframe
-from dkm.tables import selected_tradeoff
+from dkm.tables import selected_tradeoff, typeset
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
-           "paired_difference", "check_claims", "verdict_grid", "coverage", "on_paper_dataset", "check_runs", "check_gap", "variant_effect"]
+           "paired_difference", "check_claims", "verdict_grid", "coverage", "on_paper_dataset", "check_runs", "check_gap", "variant_effect",
+           "claims_table", "search_records", "paper_tradeoff", "search_curves"]
 
 #: Verdicts of a claim on one dataset and metric.
 VERDICTS = ("reproduced", "not reproduced", "not testable")
@@ -250,6 +251,101 @@ def verdict_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = No
         cells.setdefault(text, {})[dataset] = " ".join(VERDICT_SYMBOLS[v] for v in rows["verdict"])
     grid = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=order)
     return grid.fillna("")
+
+
+def _difference_text(ours: float, low: float, high: float, n: int) -> str:
+    """Our mean paired difference ± the half-width of its interval ("–" without pairs)."""
+    if n == 0:
+        return "–"
+    half = (high - low) / 2
+    return f"{ours:+.1f}" if math.isnan(half) else f"{ours:+.1f} ± {half:.1f}"
+
+
+def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """:func:`check_claims` as a reader's table: one row per claim and dataset.
+
+    Parameters
+    ----------
+    checked : pandas.DataFrame
+        The output of :func:`check_claims`.
+    names : mapping, optional
+        Display names of the dataset ids, in the order the rows take
+        (datasets not named keep their id and come last).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (claim text with typeset labels, dataset name); columns
+        ``("", "n")`` (most seed pairs of the row) and, per metric,
+        ``(METRIC, "paper")`` (the paper's difference), ``(METRIC, "ours")``
+        (mean ± half-width of the interval) and ``(METRIC, " ")`` (the
+        verdict's symbol, :data:`VERDICT_SYMBOLS`). Cells of a metric the
+        claim does not cover are empty.
+    """
+    names = dict(names or {})
+    order = {name: i for i, name in enumerate(names)}
+    rows = []
+    for key in dict.fromkeys(checked["claim"]):
+        part = checked[checked["claim"] == key]
+        groups = sorted(part.groupby("dataset", sort=False),
+                        key=lambda group: order.get(group[0], len(order)))
+        for dataset, cells in groups:
+            row: dict[Any, Any] = {"claim": typeset(cells["text"].iloc[0]),
+                                   "dataset": names.get(dataset, dataset),
+                                   ("", "n"): int(cells["n"].max())}
+            for cell in cells.itertuples():
+                metric = cell.metric.upper()
+                row[(metric, "paper")] = f"{cell.paper:+.1f}"
+                row[(metric, "ours")] = _difference_text(cell.ours, cell.low, cell.high, cell.n)
+                row[(metric, " ")] = VERDICT_SYMBOLS[cell.verdict]
+            rows.append(row)
+    table = pd.DataFrame(rows).set_index(["claim", "dataset"]).fillna("")
+    table.columns = pd.MultiIndex.from_tuples(table.columns)
+    return table
+
+
+def search_records(records: Iterable[Mapping[str, Any]], dataset: str, methods: Sequence[str],
+                   seeds: Sequence[int] | None = None,
+                   scale: float | None = None) -> list[dict[str, Any]]:
+    """The Euclidean records of a line search, restricted to a dataset, methods, seeds, scale.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Run records (e.g. ``ResultsStore(path).records()``).
+    dataset : str
+    methods : sequence of str
+    seeds : sequence of int, optional
+        Keep only these seeds (all by default).
+    scale : float, optional
+        Keep only runs at this data scale (all by default).
+
+    Returns
+    -------
+    list of dict
+    """
+    return [dict(r) for r in records
+            if r["dataset"] == dataset and r["method"] in methods
+            and r["params"].get("distance", "euclidean") == "euclidean"
+            and (seeds is None or r["seed"] in seeds)
+            and (scale is None or r["params"].get("scale") == scale)]
+
+
+def paper_tradeoff(method: str, dataset: str) -> float:
+    """The paper's validation-optimal λ or γ for a method, NaN where it gives none (DKM^pa)."""
+    try:
+        return paper.optimal_tradeoff(method, dataset)
+    except ValueError:
+        return math.nan
+
+
+def search_curves(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean, standard deviation and count of validation and test ACC per (method, trade-off).
+
+    ``frame`` is :func:`dkm.results.records_to_dataframe` of a line search.
+    """
+    return frame.groupby(["method", "tradeoff"])[["val_acc", "test_acc"]].agg(
+        ["mean", "std", "count"])
 
 
 def coverage(records: Iterable[Mapping[str, Any]], methods: Sequence[str],

@@ -9,8 +9,9 @@ import pytest
 
 from dkm import paper
 from dkm.analysis import (
-    CLAIMS, Claim, check_claims, check_gap, check_runs, coverage, variant_effect, on_paper_dataset, paired_difference, seed_scores,
-    verdict_grid,
+    CLAIMS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs, claims_table, coverage,
+    on_paper_dataset, paired_difference, paper_tradeoff, search_curves, search_records,
+    seed_scores, variant_effect, verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
 
@@ -147,3 +148,52 @@ def test_variant_effect_pairs_each_model_by_seed_across_the_two_files():
     assert table.loc["KM", "difference"] == pytest.approx(1.5)
     assert table.loc["KM", "usps"] == pytest.approx(67.5)
     assert table.loc["DKM^p", "n"] == 0 and math.isnan(table.loc["DKM^p", "difference"])
+
+
+def test_claims_table_has_a_row_per_claim_and_dataset_with_n_paper_ours_and_a_symbol():
+    checked = pd.DataFrame([
+        {"claim": "c", "text": "DKM^a beats DCN^np", "kind": "better", "dataset": "usps",
+         "metric": "acc", "paper": 5.0, "ours": 2.0, "low": 1.0, "high": 3.0, "n": 4,
+         "verdict": "reproduced"},
+        {"claim": "c", "text": "DKM^a beats DCN^np", "kind": "better", "dataset": "usps",
+         "metric": "nmi", "paper": -1.0, "ours": math.nan, "low": math.nan, "high": math.nan,
+         "n": 0, "verdict": "not testable"},
+        {"claim": "c", "text": "DKM^a beats DCN^np", "kind": "better", "dataset": "mnist",
+         "metric": "acc", "paper": 1.0, "ours": 0.5, "low": math.nan, "high": math.nan, "n": 1,
+         "verdict": "not testable"},
+    ])
+    table = claims_table(checked, {"mnist": "MNIST", "usps": "USPS"})
+    assert [dataset for _, dataset in table.index] == ["MNIST", "USPS"]
+    assert "<sup>" in table.index[0][0] and "^" not in table.index[0][0]
+    usps = table.loc[table.index[1]]
+    assert usps[("", "n")] == 4
+    assert (usps[("ACC", "paper")], usps[("ACC", "ours")]) == ("+5.0", "+2.0 ± 1.0")
+    assert usps[("ACC", " ")] == VERDICT_SYMBOLS["reproduced"]
+    assert (usps[("NMI", "ours")], usps[("NMI", " ")]) == ("–", VERDICT_SYMBOLS["not testable"])
+    mnist = table.loc[table.index[0]]
+    assert mnist[("ACC", "ours")] == "+0.5" and mnist[("NMI", "ours")] == ""
+
+
+def test_search_records_keeps_the_euclidean_runs_asked_for():
+    runs = (_runs("usps", "dkm-a", [0.7, 0.7], lam=0.1)
+            + _runs("usps", "dkm-a", [0.6], lam=0.1, distance="cosine")
+            + _runs("mnist", "dkm-a", [0.5], lam=0.1) + _runs("usps", "dcn-p", [0.4], lam=0.1))
+    kept = search_records(runs, "usps", ["dkm-a"])
+    assert len(kept) == 2 and {r["params"]["distance"] for r in kept} == {"euclidean"}
+    assert [r["seed"] for r in search_records(runs, "usps", ["dkm-a"], seeds=SEEDS[1:])] == [SEEDS[1]]
+    assert search_records(runs, "usps", ["dkm-a"], scale=0.5) == []
+
+
+def test_paper_tradeoff_is_nan_where_the_paper_gives_none():
+    assert paper_tradeoff("dkm-a", "usps") == paper.optimal_tradeoff("dkm-a", "usps")
+    assert math.isnan(paper_tradeoff("dkm-pa", "usps"))
+
+
+def test_search_curves_summarise_each_method_and_value():
+    frame = records_to_dataframe(_runs("usps", "dkm-a", [0.6, 0.8], lam=0.1)
+                                 + _runs("usps", "dkm-a", [0.5], lam=1.0))
+    curves = search_curves(frame)
+    assert curves.loc[("dkm-a", 0.1), ("test_acc", "count")] == 2
+    assert curves.loc[("dkm-a", 0.1), ("test_acc", "mean")] == pytest.approx(
+        frame[frame.tradeoff == 0.1].test_acc.mean())
+    assert math.isnan(curves.loc[("dkm-a", 1.0), ("val_acc", "std")])
