@@ -20,7 +20,7 @@ from dkm.experiments import Piece, run_piece
 from dkm.results import ResultsStore
 
 #: How often Dask runs a piece again after it failed (a worker that died included).
-RETRIES = 3
+RETRIES = 2
 
 
 def _distributed() -> Any:
@@ -34,8 +34,8 @@ def _distributed() -> Any:
 
 def connect(scheduler: str) -> Any:
     """A Dask client for ``scheduler``: an address (``tcp://host:8786``), or ``"local"``
-    for a :class:`distributed.LocalCluster` on this machine (one single-threaded worker
-    process per core).
+    for a :class:`distributed.LocalCluster` on this machine (two single-threaded worker
+    processes).
 
     Raises
     ------
@@ -44,7 +44,8 @@ def connect(scheduler: str) -> Any:
     """
     distributed = _distributed()
     if scheduler == "local":
-        return distributed.Client(distributed.LocalCluster(threads_per_worker=1))
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True)
+        return distributed.Client(cluster)
     return distributed.Client(scheduler)
 
 
