@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Sequence
 
-from dkm.experiments import Piece, run_piece
+from dkm.data import Dataset
+from dkm.experiments import Cell, Piece, run_piece
 from dkm.results import ResultsStore
 
 #: How often Dask runs a piece again after it failed (a worker that died included).
@@ -82,14 +83,16 @@ def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, sca
     distributed = _distributed()
     if client.dashboard_link:
         log(f"Dask dashboard: {client.dashboard_link}")
-    datasets = {id(p.dataset): p.dataset for p in pieces}
-    scattered = {key: client.scatter(data) for key, data in datasets.items()}
+    # Each dataset is a task of its own, which the pieces depend on: it travels to the
+    # scheduler once, and a worker that dies with it loses nothing (unlike scattered data,
+    # a task's result is computed again).
+    unique = {id(p.dataset): p.dataset for p in pieces}
+    datasets = {key: client.submit(_dataset, data, pure=False) for key, data in unique.items()}
     futures = {}
     for piece in pieces:
-        # The dataset travels once per worker; the piece holds its future until it runs.
-        task = client.submit(_run_scattered, scattered[id(piece.dataset)], piece.cell,
-                             piece.seeds, scale, loop, str(cache_dir), seeds_per_batch,
-                             retries=RETRIES, pure=False)
+        task = client.submit(_run_piece, datasets[id(piece.dataset)], piece.cell, piece.seeds,
+                             scale, loop, str(cache_dir), seeds_per_batch, retries=RETRIES,
+                             pure=False)
         futures[task] = piece
     added = 0
     with tqdm(total=len(pieces), desc="pieces", disable=not progress) as bar:
@@ -107,9 +110,14 @@ def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, sca
     return added
 
 
-def _run_scattered(dataset: Any, cell: Any, seeds: tuple[int, ...], scale: float, loop: Any,
-                   cache_dir: str, seeds_per_batch: int | None) -> list[dict[str, Any]]:
-    """The task a worker runs: every record of a piece (its dataset scattered beforehand)."""
+def _dataset(dataset: Dataset) -> Dataset:
+    """A dataset as the result of a task (see :func:`run_pieces`)."""
+    return dataset
+
+
+def _run_piece(dataset: Dataset, cell: Cell, seeds: tuple[int, ...], scale: float, loop: Any,
+               cache_dir: str, seeds_per_batch: int | None) -> list[dict[str, Any]]:
+    """The task a worker runs: every record of a piece."""
     piece = Piece(dataset, cell, seeds)
     return [record for records in run_piece(piece, scale=scale, loop=loop, cache_dir=cache_dir,
                                             seeds_per_batch=seeds_per_batch)
