@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="directory of the named datasets (default: $DKM_DATA_HOME, then a "
                           "per-user cache)")
     run.add_argument("--results", required=True, help="the JSON Lines results store to append to")
+    run.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help="run the grid's pieces on the Dask scheduler at ADDRESS, or on a "
+                          "LocalCluster with 'local' (needs pip install 'dkm[cluster]')")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     run.add_argument("--verbose", action="store_true",
                      help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
@@ -135,11 +138,20 @@ def _command_run(args: argparse.Namespace) -> int:
     if overrides and any(registry.get(m).family != "dkm" for m in methods):
         deep_kmeans = ", ".join(m.id for m in registry.METHODS.values() if m.family == "dkm")
         raise CommandError(f"--distance applies to the DKM methods only ({deep_kmeans})")
-    added = run_grid(datasets, methods, _seeds(args), args.results, scale=args.scale,
-                     lambda_search=args.lambda_search, overrides=overrides,
-                     seeds_per_batch=args.seeds_per_batch, progress=not args.quiet,
-                     log=(lambda message: None) if args.quiet else
-                     (lambda message: print(message, file=sys.stderr)))
+    client = None
+    if args.scheduler:
+        from dkm.cluster import connect
+
+        client = connect(args.scheduler)
+    try:
+        added = run_grid(datasets, methods, _seeds(args), args.results, scale=args.scale,
+                         lambda_search=args.lambda_search, overrides=overrides,
+                         seeds_per_batch=args.seeds_per_batch, progress=not args.quiet,
+                         log=(lambda message: None) if args.quiet else
+                         (lambda message: print(message, file=sys.stderr)), client=client)
+    finally:
+        if client is not None:
+            client.close()
     print(f"{added} new record(s) in {args.results}")
     return 0
 
@@ -216,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _start_tensorflow_quietly()
     try:
         return {"run": _command_run, "report": _command_report}[args.command](args)
-    except (CommandError, ValueError, FileNotFoundError) as error:
+    except (CommandError, ValueError, FileNotFoundError, ImportError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"python -m dkm {args.command}: error: {message}", file=sys.stderr)
         return 2

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -343,6 +343,55 @@ def grid_cells(methods: Iterable[str], dataset: str, lambda_search: bool,
     return cells
 
 
+@dataclass(frozen=True)
+class Piece:
+    """An independent piece of a grid: one cell's missing seeds on one dataset.
+
+    The seeds share their pretraining (cached on disk) and are trained in
+    batches by :func:`run_piece`; pieces do not depend on each other, so they
+    may run anywhere, in any order (:mod:`dkm.cluster`).
+    """
+
+    dataset: Dataset
+    cell: Cell
+    seeds: tuple[int, ...]
+
+
+def grid_pieces(store: ResultsStore, datasets: Iterable[str | Dataset], methods: Iterable[str],
+                seeds: Sequence[int], *, scale: float, lambda_search: bool,
+                overrides: dict[str, Any] | None, loop: Any) -> list[Piece]:
+    """The pieces of a grid still missing from ``store`` (a cell with nothing missing has none)."""
+    methods = list(methods)
+    pieces = []
+    for dataset in datasets:
+        data = dataset if isinstance(dataset, Dataset) else load(dataset)
+        for cell in grid_cells(methods, data.name, lambda_search, overrides):
+            todo = _missing_seeds(store, data, cell, seeds, scale, loop)
+            if todo:
+                pieces.append(Piece(data, cell, tuple(todo)))
+    return pieces
+
+
+def run_piece(piece: Piece, *, scale: float, loop: Any,
+              cache_dir: str | os.PathLike[str] | None, seeds_per_batch: int | None = None,
+              log: Callable[[str], None] = lambda message: None) -> Iterator[list[dict[str, Any]]]:
+    """Run a piece's seeds, batch after batch; yields each batch's records as it finishes.
+
+    ``seeds_per_batch`` seeds train together; by default the machine that runs the piece
+    decides (:func:`dkm.training.default_seeds_per_batch`: all of them on a GPU, one at a
+    time on a CPU).
+    """
+    from dkm.training import default_seeds_per_batch
+
+    data, cell, seeds = piece.dataset, piece.cell, list(piece.seeds)
+    batch = seeds_per_batch or default_seeds_per_batch(len(seeds))
+    for start in range(0, len(seeds), batch):
+        chunk = seeds[start:start + batch]
+        log(f"{data.name} {cell.method} tradeoff={cell.tradeoff} seeds={chunk}")
+        yield run_seeds(data, cell.method, chunk, tradeoff=cell.tradeoff, scale=scale,
+                        overrides=dict(cell.overrides), loop=loop, cache_dir=cache_dir)
+
+
 def run_grid(
     datasets: Iterable[str | Dataset],
     methods: Iterable[str],
@@ -357,6 +406,7 @@ def run_grid(
     cache_dir: str | os.PathLike[str] | None = None,
     progress: bool = True,
     log: Callable[[str], None] = lambda message: print(message, file=sys.stderr),
+    client: Any = None,
 ) -> int:
     """Run datasets × methods × seeds (× λ) into a results store; resumable.
 
@@ -371,6 +421,10 @@ def run_grid(
     record as soon as it is done (:func:`dkm.training.default_seeds_per_batch`).
     The results do not depend on it.
 
+    With a Dask ``client`` (:class:`distributed.Client`) the grid's pieces
+    (:class:`Piece`) run as tasks on its cluster and this process alone writes
+    their records as they come back (:func:`dkm.cluster.run_pieces`).
+
     Returns
     -------
     int
@@ -379,26 +433,24 @@ def run_grid(
     from tqdm.auto import tqdm
 
     from dkm.methods.common import LoopConfig
-    from dkm.training import default_seeds_per_batch
 
     store = ResultsStore(results)
     loop = loop or LoopConfig(progress=False)
     cache_dir = cache_dir if cache_dir is not None else Path(results).parent / ".pretraining-cache"
+    pieces = grid_pieces(store, datasets, methods, seeds, scale=scale,
+                         lambda_search=lambda_search, overrides=overrides, loop=loop)
+    if client is not None:
+        from dkm.cluster import run_pieces
+
+        return run_pieces(client, pieces, store, scale=scale, loop=loop, cache_dir=cache_dir,
+                          seeds_per_batch=seeds_per_batch, progress=progress, log=log)
     added = 0
-    for dataset in datasets:
-        data = dataset if isinstance(dataset, Dataset) else load(dataset)
-        cells = grid_cells(methods, data.name, lambda_search, overrides)
-        for cell in tqdm(cells, desc=data.name, disable=not progress):
-            todo = _missing_seeds(store, data, cell, seeds, scale, loop)
-            batch = seeds_per_batch or default_seeds_per_batch(max(len(todo), 1))
-            for start in range(0, len(todo), batch):
-                chunk = todo[start:start + batch]
-                log(f"{data.name} {cell.method} tradeoff={cell.tradeoff} seeds={chunk}")
-                for record in run_seeds(data, cell.method, chunk, tradeoff=cell.tradeoff,
-                                        scale=scale, overrides=dict(cell.overrides), loop=loop,
-                                        cache_dir=cache_dir):
-                    store.append(record)
-                    added += 1
+    for piece in tqdm(pieces, desc="pieces", disable=not progress):
+        for records in run_piece(piece, scale=scale, loop=loop, cache_dir=cache_dir,
+                                 seeds_per_batch=seeds_per_batch, log=log):
+            for record in records:
+                store.append(record)
+                added += 1
     return added
 
 

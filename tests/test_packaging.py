@@ -15,7 +15,13 @@ def test_environment_yml_installs_the_package_with_its_extras():
     environment = (REPO_ROOT / "environment.yml").read_text()
     extras = set(_pyproject()["project"]["optional-dependencies"])
     assert '-e ".[book,test]"' in environment
-    assert extras == {"book", "test"}
+    assert extras == {"book", "cluster", "test"}
+
+
+def test_the_test_extra_installs_the_cluster_extra():
+    """`make test` runs the cluster test, so the test extra brings dask along."""
+    extras = _pyproject()["project"]["optional-dependencies"]
+    assert set(extras["cluster"]) <= set(extras["test"])
 
 
 def test_jupyter_book_is_pinned_to_the_1x_series():
