@@ -27,7 +27,9 @@ def _executing(dask_worker) -> int:
 
 def _wait_for_a_running_piece(client, deadline: float) -> str:
     while time.monotonic() < deadline:
-        busy = [address for address, n in client.run(_executing).items() if n]
+        # A worker too busy to answer in time is left out of this round, not an error.
+        running = client.run(_executing, on_error="ignore")
+        busy = [address for address, n in running.items() if n]
         if busy:
             return busy[0]
         time.sleep(0.1)
