@@ -15,7 +15,7 @@ from dkm.results import ResultsStore
 
 distributed = pytest.importorskip("distributed")
 
-TINY = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
+TINY = LoopConfig(hidden_sizes=(32, 32, 64), progress=False, jit_compile=False)  # no XLA compile per worker
 GRID = dict(methods=["km", "ae-km", "dkm-p"], seeds=[1, 2])
 KWARGS = dict(scale=0.02, loop=TINY, seeds_per_batch=1, log=lambda message: None)
 

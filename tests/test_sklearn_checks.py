@@ -2,11 +2,13 @@
 
 The checks fit each estimator about a hundred times, so the instances are as
 small as training allows: one hidden layer of 8 units, the variants without
-pretraining, one epoch, no XLA (about a second a fit on a CPU). Pretraining and
+pretraining, one epoch, run eagerly (a tenth of a second a fit on a CPU). Pretraining and
 the paper's configurations are tested in test_estimator.py and test_baselines.py.
 """
 from __future__ import annotations
 
+import pytest
+import tensorflow as tf
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dkm import DCN, IDEC, DeepKMeans
@@ -38,6 +40,15 @@ def _expected_failures(estimator) -> dict[str, str]:
     if not isinstance(estimator, IDEC):  # IDEC's centres come from k-means++ on the embedding
         failures["check_clustering"] = _UNTRAINED
     return failures
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _eagerly():
+    """Run the training loop eagerly: tracing a graph for each of the ~150 tiny fits costs
+    far more than the fits (the compiled path is tested elsewhere)."""
+    tf.config.run_functions_eagerly(True)
+    yield
+    tf.config.run_functions_eagerly(False)
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
