@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -362,11 +362,12 @@ def grid_pieces(store: ResultsStore, datasets: Iterable[str | Dataset], methods:
                 overrides: dict[str, Any] | None, loop: Any) -> list[Piece]:
     """The pieces of a grid still missing from ``store`` (a cell with nothing missing has none)."""
     methods = list(methods)
+    done = store.completed_hashes()  # read once for the whole grid
     pieces = []
     for dataset in datasets:
         data = dataset if isinstance(dataset, Dataset) else load(dataset)
         for cell in grid_cells(methods, data.name, lambda_search, overrides):
-            todo = _missing_seeds(store, data, cell, seeds, scale, loop)
+            todo = _missing_seeds(done, data, cell, seeds, scale, loop)
             if todo:
                 pieces.append(Piece(data, cell, tuple(todo)))
     return pieces
@@ -454,12 +455,11 @@ def run_grid(
     return added
 
 
-def _missing_seeds(store: ResultsStore, data: Dataset, cell: Cell, seeds: Sequence[int],
+def _missing_seeds(done: Collection[str], data: Dataset, cell: Cell, seeds: Sequence[int],
                    scale: float, loop: Any) -> list[int]:
     spec = _spec(cell.method)
     config = configure(cell.method, data, cell.tradeoff, scale, dict(cell.overrides))
     params = run_params(cell.method, config, loop, scale, spec.tradeoff, data_fingerprint(data))
-    done = store.completed_hashes()
     return [int(s) for s in seeds if config_hash(data.name, cell.method, int(s), params) not in done]
 
 
