@@ -95,10 +95,10 @@ def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, sca
                              pure=False)
         futures[task] = piece
     added = 0
+    done = store.completed_hashes()  # this process is the store's only writer: read it once
     with tqdm(total=len(pieces), desc="pieces", disable=not progress) as bar:
         for future in distributed.as_completed(futures):
             piece = futures[future]
-            done = store.completed_hashes()
             for record in future.result():
                 if record["config_hash"] not in done:
                     store.append(record)
