@@ -36,7 +36,15 @@ Evaluation, the protocol and its results:
 ``dkm.experiments``          the paper's protocol: seeded runs, records, a resumable grid.
 ``dkm.results``              run records and the JSON Lines store that keeps them.
 ``dkm.stats``                summaries, the paper's significance marks, comparisons with the paper.
-``dkm.tables``               the tables of the paper and its supplement, rebuilt from records.
+``dkm.tables``               the tables of the paper and its supplement, rebuilt from records
+                             (:func:`dkm.tables.build`, :func:`dkm.tables.render`), one private
+                             module per job, all re-exported by ``dkm.tables``:
+``dkm.tables._spec``         ``TableSpec`` and ``TABLES``: each table's rows, columns and marks.
+``dkm.tables._selection``    which runs a cell uses; the validation-optimal λ or γ.
+``dkm.tables._cells``        ``Cell``: a result, trade-off or dataset cell from its runs.
+``dkm.tables._build``        a table's cells laid out as a DataFrame (``build``).
+``dkm.tables._render``       Markdown, HTML, compact HTML and LaTeX (``render``, ``typeset``).
+``dkm.tables._compare``      every result cell against the paper: comparisons, disagreements.
 ``dkm.analysis``             the paper's claims tested on the records: paired differences, verdicts.
 ``dkm.ablations``            an ablation's switches and their effect against the protocol's runs.
 ``dkm.snapshots``            a full-scale run's embeddings, saved for the paper's figures.
