@@ -93,5 +93,6 @@ __all__ = [
     "render",
     "typeset",
     "VERDICT_MARKS",
+    "comparisons",
     "disagreements",
 ]
