@@ -34,6 +34,7 @@ Evaluation, the protocol and its results:
 
 ``dkm.metrics``              ACC, NMI and ARI (no TensorFlow needed).
 ``dkm.experiments``          the paper's protocol: seeded runs, records, a resumable grid.
+``dkm.cluster``              a grid's pieces on a Dask cluster, with one writer (optional).
 ``dkm.results``              run records and the JSON Lines store that keeps them.
 ``dkm.stats``                summaries, the paper's significance marks, comparisons with the paper.
 ``dkm.tables``               the tables of the paper and its supplement, rebuilt from records
