@@ -34,10 +34,26 @@ Evaluation, the protocol and its results:
 
 ``dkm.metrics``              ACC, NMI and ARI (no TensorFlow needed).
 ``dkm.experiments``          the paper's protocol: seeded runs, records, a resumable grid.
+``dkm.cluster``              a grid's pieces on a Dask cluster, with one writer (optional).
 ``dkm.results``              run records and the JSON Lines store that keeps them.
 ``dkm.stats``                summaries, the paper's significance marks, comparisons with the paper.
-``dkm.tables``               the tables of the paper and its supplement, rebuilt from records.
-``dkm.analysis``             the paper's claims tested on the records: paired differences, verdicts.
+``dkm.tables``               the tables of the paper and its supplement, rebuilt from records
+                             (:func:`dkm.tables.build`, :func:`dkm.tables.render`), one private
+                             module per job, all re-exported by ``dkm.tables``:
+``dkm.tables._spec``         ``TableSpec`` and ``TABLES``: each table's rows, columns and marks.
+``dkm.tables._selection``    which runs a cell uses; the validation-optimal λ or γ.
+``dkm.tables._cells``        ``Cell``: a result, trade-off or dataset cell from its runs.
+``dkm.tables._build``        a table's cells laid out as a DataFrame (``build``).
+``dkm.tables._render``       Markdown, HTML, compact HTML and LaTeX (``render``, ``typeset``).
+``dkm.tables._compare``      every result cell against the paper: comparisons, disagreements.
+``dkm.analysis``             questions asked of the records, one private module per job, all
+                             re-exported by ``dkm.analysis``:
+``dkm.analysis._paired``     a model's scores by seed; the same-seed difference of two models.
+``dkm.analysis._claims``     the paper's claims tested on the records: verdicts and their tables.
+``dkm.analysis._line_search`` a line search's runs and curves, the paper's optimal λ or γ.
+``dkm.analysis._coverage``   how many seeds each dataset and method has run.
+``dkm.analysis._variants``   a data variant's runs under its paper dataset, and its effect.
+``dkm.analysis._checks``     the runs of the benchmarks' check scripts and their gaps.
 ``dkm.ablations``            an ablation's switches and their effect against the protocol's runs.
 ``dkm.snapshots``            a full-scale run's embeddings, saved for the paper's figures.
 ``dkm.paper``                what the paper reports: its figures, seeds, trade-offs and datasets.

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import tomllib
 
+import dkm
+
 from conftest import REPO_ROOT
 
 
@@ -34,3 +36,14 @@ def test_ci_runs_the_readme_test_command():
     ci = (REPO_ROOT / ".ci" / "run").read_text()
     assert "make test" in readme and "make test" in ci
     assert readme.index("make book") < readme.index("make test")
+
+
+def test_the_package_map_lists_every_module():
+    """dkm/__init__.py's docstring names every module of the package, private ones included."""
+    package = REPO_ROOT / "dkm"
+    modules = {
+        ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for path in package.rglob("*.py")
+    } - {"dkm"}
+    unlisted = sorted(name for name in modules if f"``{name}``" not in dkm.__doc__)
+    assert not unlisted, f"modules missing from the package map in dkm/__init__.py: {unlisted}"

@@ -1,0 +1,57 @@
+"""The paper's claims, tested on the records: same-seed paired differences and verdicts.
+
+The paper's "Clustering results" section and its supplement make comparative
+claims ("DKM^a markedly outperforms DCN^np on all datasets"). Each claim is
+here a :class:`Claim`: two of the paper's models, the datasets it covers, and
+the kind of comparison. :func:`check_claims` confronts it with the records: for
+every dataset and metric, the difference of the two models' scores on the same
+seeds (same initial network, minibatches and pretraining, so the pair
+removes what the seeds share), its mean and t interval, the difference of the
+paper's published means, and a verdict:
+
+``reproduced``
+    a "better" claim whose interval lies above 0; an "on par" claim whose
+    interval contains 0; a "not worse" claim whose interval reaches above 0.
+``not reproduced``
+    otherwise, with at least :data:`MIN_PAIRS` seed pairs.
+``not testable``
+    the dataset is not in the records (RCV1), or fewer seed pairs than
+    :data:`MIN_PAIRS`.
+
+The runs of a model are those the result tables use (:mod:`dkm.tables`): the
+method's records for the dataset and distance at the trade-off value with the
+best mean validation ACC, which for the protocol's stores is the paper's own
+value.
+
+Beyond the claims
+-----------------
+The same records answer the book's other questions, one private module each:
+:func:`search_records`, :func:`search_curves` and :func:`paper_tradeoff` read
+a line search; :func:`coverage` counts the seeds each dataset and method has
+run; :func:`on_paper_dataset` and :func:`variant_effect` show a data variant's
+runs and what the variant changes; :func:`check_runs` and :func:`check_gap`
+read the runs of the benchmarks' check scripts.
+"""
+from __future__ import annotations
+
+# One private module per job (dkm/__init__.py maps them); every public name is
+# re-exported here, the one place to import it from.
+from dkm.analysis._checks import check_gap, check_runs
+from dkm.analysis._claims import (
+    CLAIMS,
+    MIN_PAIRS,
+    VERDICT_SYMBOLS,
+    VERDICTS,
+    Claim,
+    check_claims,
+    claims_table,
+    verdict_grid,
+)
+from dkm.analysis._coverage import coverage
+from dkm.analysis._line_search import paper_tradeoff, search_curves, search_records
+from dkm.analysis._paired import paired_difference, seed_scores
+from dkm.analysis._variants import on_paper_dataset, variant_effect
+
+__all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
+           "paired_difference", "check_claims", "verdict_grid", "coverage", "on_paper_dataset", "check_runs", "check_gap", "variant_effect",
+           "claims_table", "search_records", "paper_tradeoff", "search_curves"]

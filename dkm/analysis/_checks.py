@@ -1,0 +1,34 @@
+"""The runs of the benchmarks' check scripts (``benchmarks/check_*.py``) and their gaps."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+def check_runs(name: str, directory: str | Path = "benchmarks/results") -> list[dict[str, Any]]:
+    """The runs of a check script (``benchmarks/check_*.py``), read from ``<directory>/<name>.jsonl``.
+
+    Returns an empty list when the file does not exist.
+    """
+    path = Path(directory) / f"{name}.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def check_gap(runs: Iterable[Mapping[str, Any]], changed: Mapping[str, Any],
+              reference: Mapping[str, Any], metric: str = "acc") -> pd.Series:
+    """Per seed, a check run's test score with ``changed`` minus the run with ``reference``.
+
+    Check runs name what they changed against the protocol in ``changed``;
+    seeds lacking either run are left out.
+    """
+    def by_seed(setting):
+        return {r["seed"]: r["test"][metric] for r in runs if r.get("changed") == dict(setting)}
+
+    first, second = by_seed(changed), by_seed(reference)
+    return pd.Series({s: first[s] - second[s] for s in sorted(first) if s in second}, dtype=float)

@@ -1,0 +1,24 @@
+"""How far a store has come: the seeds each dataset and method has a scored record for."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from dkm import paper
+
+
+def coverage(records: Iterable[Mapping[str, Any]], methods: Sequence[str],
+             seeds: Sequence[int] = paper.PAPER_SEEDS) -> pd.DataFrame:
+    """How many of ``seeds`` each dataset × method has a scored record for.
+
+    Records of several trade-off values or distances count a seed once.
+    """
+    seen: dict[tuple[str, str], set[int]] = {}
+    for r in records:
+        if r.get("metrics") and r["seed"] in seeds:
+            seen.setdefault((r["dataset"], r["method"]), set()).add(r["seed"])
+    datasets = list(dict.fromkeys(d for d, _ in seen))
+    return pd.DataFrame([[len(seen.get((d, m), ())) for m in methods] for d in datasets],
+                        index=datasets, columns=list(methods))
