@@ -46,14 +46,16 @@ Evaluation, the protocol and its results:
 ``dkm.tables._build``        a table's cells laid out as a DataFrame (``build``).
 ``dkm.tables._render``       Markdown, HTML, compact HTML and LaTeX (``render``, ``typeset``).
 ``dkm.tables._compare``      every result cell against the paper: comparisons, disagreements.
+``dkm.tables._line_search``  a line search's choices as a reader's table and sentences.
 ``dkm.analysis``             questions asked of the records, one private module per job, all
                              re-exported by ``dkm.analysis``:
 ``dkm.analysis._paired``     a model's scores by seed; the same-seed difference of two models.
 ``dkm.analysis._claims``     the paper's claims tested on the records: verdicts and their tables.
-``dkm.analysis._line_search`` a line search's runs and curves, the paper's optimal λ or γ.
+``dkm.analysis._line_search`` a line search's runs, curves and choices; the paper's optimal λ or γ.
 ``dkm.analysis._coverage``   how many seeds each dataset and method has run.
 ``dkm.analysis._variants``   a data variant's runs under its paper dataset, and its effect.
 ``dkm.analysis._checks``     the runs of the benchmarks' check scripts and their gaps.
+``dkm.figures``              figures drawn from records (the λ line search's curves).
 ``dkm.ablations``            an ablation's switches and their effect against the protocol's runs.
 ``dkm.snapshots``            a full-scale run's embeddings, saved for the paper's figures.
 ``dkm.paper``                what the paper reports: its figures, seeds, trade-offs and datasets.

@@ -67,7 +67,11 @@ def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, sca
         a record whose configuration hash is stored already is not written again.
     scale, loop, cache_dir, seeds_per_batch
         As in :func:`dkm.experiments.run_grid`; ``cache_dir`` (the shared
-        pretraining) must be reachable from the workers.
+        pretraining) must be reachable from the workers. With
+        ``seeds_per_batch``, each piece is cut into tasks of that many seeds,
+        so that a batch's records come back (and are written) as soon as it
+        finishes; without it a piece is one task, whose worker decides how its
+        seeds are batched (all of them stacked on a GPU).
     progress : bool
         One bar over the pieces.
     log : callable
@@ -83,6 +87,7 @@ def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, sca
     distributed = _distributed()
     if client.dashboard_link:
         log(f"Dask dashboard: {client.dashboard_link}")
+    pieces = in_batches(pieces, seeds_per_batch)
     # Each dataset is a task of its own, which the pieces depend on: it travels to the
     # scheduler once, and a worker that dies with it loses nothing (unlike scattered data,
     # a task's result is computed again).
@@ -108,6 +113,14 @@ def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, sca
                 f"seeds={list(piece.seeds)} done")
             bar.update()
     return added
+
+
+def in_batches(pieces: Sequence[Piece], seeds_per_batch: int | None) -> list[Piece]:
+    """``pieces`` cut into pieces of at most ``seeds_per_batch`` seeds (unchanged when None)."""
+    if not seeds_per_batch:
+        return list(pieces)
+    return [Piece(p.dataset, p.cell, p.seeds[start:start + seeds_per_batch])
+            for p in pieces for start in range(0, len(p.seeds), seeds_per_batch)]
 
 
 def _dataset(dataset: Dataset) -> Dataset:

@@ -11,7 +11,7 @@ from dkm import paper
 from dkm.analysis import (
     CLAIMS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs, claims_table, coverage,
     on_paper_dataset, paired_difference, paper_tradeoff, search_curves, search_records,
-    seed_scores, variant_effect, verdict_grid,
+    search_summary, seed_scores, variant_effect, verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
 
@@ -197,3 +197,29 @@ def test_search_curves_summarise_each_method_and_value():
     assert curves.loc[("dkm-a", 0.1), ("test_acc", "mean")] == pytest.approx(
         frame[frame.tradeoff == 0.1].test_acc.mean())
     assert math.isnan(curves.loc[("dkm-a", 1.0), ("val_acc", "std")])
+
+
+def test_search_summary_reports_the_validation_choice_against_the_papers_value():
+    # Validation prefers λ = 0.1 (0.9 against 0.7), the test part prefers λ = 10 (0.8 > 0.6);
+    # the paper's value for DKM^p on USPS is 1.0.
+    records = (_runs("usps", "dkm-p", [0.6, 0.6], lam=0.1, val=0.9)
+               + _runs("usps", "dkm-p", [0.7, 0.5], lam=1.0, val=0.7)
+               + _runs("usps", "dkm-p", [0.8, 0.8], lam=10.0, val=0.7))
+    summary = search_summary(records_to_dataframe(records), records, "usps").loc["dkm-p"]
+    assert (summary.chosen, summary.paper) == (0.1, paper.optimal_tradeoff("dkm-p", "usps"))
+    assert (summary["values"], summary.runs, summary.tradeoff_name) == (3, 2, "lambda")
+    assert summary.val_chosen == pytest.approx(90.0)
+    assert summary.test_chosen == pytest.approx(60.0) and summary.std_chosen == pytest.approx(0.0)
+    assert summary.test_paper == pytest.approx(60.0)
+    assert summary.std_paper == pytest.approx(np.std([70.0, 50.0], ddof=1))
+    assert (summary.best, summary.test_best) == (10.0, pytest.approx(80.0))
+    assert (summary.smallest, summary.largest) == (0.1, 10.0)
+    assert summary.test_largest == pytest.approx(80.0)
+
+
+def test_search_summary_has_nan_for_the_papers_value_where_it_was_not_run():
+    records = _runs("usps", "dkm-p", [0.6, 0.7], lam=0.1)
+    summary = search_summary(records_to_dataframe(records), records, "usps").loc["dkm-p"]
+    assert summary.paper == 1.0 and math.isnan(summary.test_paper)
+    pa = _runs("usps", "dkm-pa", [0.6, 0.7], lam=0.1)
+    assert math.isnan(search_summary(records_to_dataframe(pa), pa, "usps").loc["dkm-pa"].paper)

@@ -89,3 +89,16 @@ def test_without_dask_the_cluster_module_says_how_to_install_it(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_distributed)
     with pytest.raises(ImportError, match=r"pip install 'dkm\[cluster\]'"):
         cluster.connect("local")
+
+
+def test_pieces_are_cut_into_seed_batches_only_when_asked():
+    from dkm import cluster
+    from dkm.experiments import Cell, Piece
+
+    digits = load("digits")
+    pieces = [Piece(digits, Cell("km", None), (1, 2, 3)), Piece(digits, Cell("dkm-p", 1.0), (4,))]
+    assert cluster.in_batches(pieces, None) == pieces
+    cut = cluster.in_batches(pieces, 2)
+    assert [(p.cell.method, p.seeds) for p in cut] == [("km", (1, 2)), ("km", (3,)),
+                                                       ("dkm-p", (4,))]
+    assert all(p.dataset is digits for p in cut)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from dkm import paper
+from dkm import paper, tables
 from dkm.results import new_record, records_to_dataframe
 from dkm.stats import significance_marks
 from dkm.tables import (
@@ -506,3 +507,23 @@ def test_the_compact_html_shows_our_figure_its_verdict_mark_and_the_papers_below
     assert "DKM<sup>a</sup>" in html and "In parentheses" not in html and "▲ / ▼" in html
     km = paper.reported("table1", "KM", "mnist", "acc")
     assert f'>–</span><br><small style="color:#666">paper {km[0]:.1f}±{km[1]:.1f}</small>' in html
+
+
+def test_line_search_table_and_verdicts_write_the_summary_for_a_reader():
+    summary = pd.DataFrame.from_dict({
+        "dkm-p": dict(tradeoff_name="lambda", chosen=0.1, paper=1.0, values=8, runs=3,
+                      val_chosen=72.0, test_chosen=71.26, std_chosen=1.04, test_paper=70.0,
+                      std_paper=math.nan, best=10.0, test_best=73.0),
+        "dkm-pa": dict(tradeoff_name="lambda", chosen=1.0, paper=math.nan, values=8, runs=3,
+                       val_chosen=70.0, test_chosen=69.0, std_chosen=0.5, test_paper=math.nan,
+                       std_paper=math.nan, best=1.0, test_best=69.0),
+    }, orient="index")
+    table = tables.line_search_table(summary, "usps")
+    assert list(table.index) == [paper.METHOD_LABELS["dkm-p"], paper.METHOD_LABELS["dkm-pa"]]
+    row = table.loc[paper.METHOD_LABELS["dkm-p"]]
+    assert row["test ACC at chosen"] == "71.3 ± 1.0" and row["test ACC at paper's"] == "70.0"
+    assert row["paper (USPS)"] == "1" and row["values × runs"] == "8 × 3"
+    assert table.loc[paper.METHOD_LABELS["dkm-pa"], "test ACC at paper's"] == "—"
+    lines = tables.line_search_verdicts(summary, "usps").splitlines()
+    assert lines[0].startswith("* DKM^p: λ = 0.1, 1 decade below the paper's 1 on USPS")
+    assert lines[1] == "* DKM^pa: λ = 1; the paper gives no value."

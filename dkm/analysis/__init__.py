@@ -26,8 +26,8 @@ value.
 Beyond the claims
 -----------------
 The same records answer the book's other questions, one private module each:
-:func:`search_records`, :func:`search_curves` and :func:`paper_tradeoff` read
-a line search; :func:`coverage` counts the seeds each dataset and method has
+:func:`search_records`, :func:`search_curves`, :func:`search_summary` and
+:func:`paper_tradeoff` read a line search; :func:`coverage` counts the seeds each dataset and method has
 run; :func:`on_paper_dataset` and :func:`variant_effect` show a data variant's
 runs and what the variant changes; :func:`check_runs` and :func:`check_gap`
 read the runs of the benchmarks' check scripts.
@@ -48,10 +48,17 @@ from dkm.analysis._claims import (
     verdict_grid,
 )
 from dkm.analysis._coverage import coverage
-from dkm.analysis._line_search import paper_tradeoff, search_curves, search_records
+from dkm.analysis._line_search import (
+    SEARCH_SUMMARY_COLUMNS,
+    paper_tradeoff,
+    search_curves,
+    search_records,
+    search_summary,
+)
 from dkm.analysis._paired import paired_difference, seed_scores
 from dkm.analysis._variants import on_paper_dataset, variant_effect
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
            "paired_difference", "check_claims", "verdict_grid", "coverage", "on_paper_dataset", "check_runs", "check_gap", "variant_effect",
-           "claims_table", "search_records", "paper_tradeoff", "search_curves"]
+           "claims_table", "search_records", "paper_tradeoff", "search_curves",
+           "search_summary", "SEARCH_SUMMARY_COLUMNS"]

@@ -18,6 +18,9 @@ name           the paper's table
 ``datasets``   supplement: the datasets' statistics
 ============== ==========================================================
 
+:func:`line_search_table` and :func:`line_search_verdicts` write a line
+search's choices (:func:`dkm.analysis.search_summary`) for a reader.
+
 The DataFrame
 -------------
 Rows are indexed by ``(group heading, row label)`` (heading ``""`` when the
@@ -69,6 +72,7 @@ from __future__ import annotations
 from dkm.tables._build import build
 from dkm.tables._cells import PAPER_RUNS, Cell
 from dkm.tables._compare import RESULT_TABLES, comparisons, disagreements
+from dkm.tables._line_search import line_search_table, line_search_verdicts
 from dkm.tables._render import FORMATS, VERDICT_MARKS, render, typeset
 from dkm.tables._selection import (
     SELECTED_TRADEOFF_COLUMNS,
@@ -95,4 +99,6 @@ __all__ = [
     "VERDICT_MARKS",
     "comparisons",
     "disagreements",
+    "line_search_table",
+    "line_search_verdicts",
 ]

@@ -1,0 +1,96 @@
+"""Figures drawn from records: the ones the book shows, for a reader's own runs too.
+
+Each function takes records (or their :func:`dkm.results.records_to_dataframe`)
+and returns a :class:`matplotlib.figure.Figure`; it computes nothing that
+:mod:`dkm.analysis` or :mod:`dkm.tables` does not already, and shows nothing
+(call ``plt.show()`` or ``fig.savefig``).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
+
+from dkm import paper
+from dkm.analysis import paper_tradeoff, search_curves
+from dkm.experiments import TRADEOFF_GRID
+
+__all__ = ["TRADEOFF_SYMBOLS", "line_search_figure"]
+
+#: The trade-off parameters' symbols, by their record names.
+TRADEOFF_SYMBOLS: Mapping[str, str] = {"lambda": "λ", "gamma": "γ"}
+
+
+def line_search_figure(frame: pd.DataFrame, records: Iterable[Mapping[str, Any]], reference: str,
+                       title: str, max_columns: int = 3) -> Figure:
+    """Validation and test ACC along the λ/γ grid, one panel per method.
+
+    Each panel shows the mean over the seeds with a band of ± one standard
+    deviation and each seed's own curve as a thin line, on a log axis; a solid
+    vertical line marks the value the validation part selects
+    (:func:`dkm.tables.selected_tradeoffs`), a dashed one the paper's value for
+    ``reference``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :func:`dkm.results.records_to_dataframe` of the search's records.
+    records : iterable of dict
+        The same records.
+    reference : str
+        The paper's dataset whose published value is drawn.
+    title : str
+        The figure's title.
+    max_columns : int
+        Panels per row.
+    """
+    from dkm.tables import selected_tradeoffs, typeset
+
+    summary = search_curves(frame)
+    chosen = selected_tradeoffs(records).set_index("method")["selected"]
+    shown = [m for m in dict.fromkeys(frame["method"]) if m in chosen.index]
+    if not shown:
+        raise ValueError("no method of the records has a trade-off to plot")
+    ncols = min(max_columns, len(shown))
+    nrows = math.ceil(len(shown) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols + 0.8, 3.3 * nrows + 0.7),
+                             sharex=True, sharey=True, squeeze=False)
+    for ax in axes.flat[len(shown):]:
+        ax.set_visible(False)
+    for ax, method in zip(axes.flat, shown):
+        part = summary.loc[method]
+        values = part.index.to_numpy()
+        runs = frame[frame["method"] == method]
+        for metric, colour, label in (("val_acc", "tab:blue", "validation (10 %)"),
+                                      ("test_acc", "tab:orange", "test (90 %)")):
+            mean = 100 * part[metric]["mean"].to_numpy()
+            std = 100 * part[metric]["std"].fillna(0).to_numpy()
+            ax.plot(values, mean, "o-", ms=4, color=colour, label=f"{label}, mean")
+            ax.fill_between(values, mean - std, mean + std, color=colour, alpha=0.15, lw=0)
+            for _, seed_runs in runs.sort_values("tradeoff").groupby("seed"):
+                ax.plot(seed_runs["tradeoff"], 100 * seed_runs[metric], color=colour,
+                        lw=0.7, alpha=0.5)
+        ax.axvline(chosen[method], color="black", lw=1.3, label="chosen on validation")
+        theirs = paper_tradeoff(method, reference)
+        if not math.isnan(theirs):
+            ax.axvline(theirs, color="tab:red", ls="--", lw=1.3,
+                       label=f"paper ({paper.dataset_label(reference)})")
+        symbol = TRADEOFF_SYMBOLS[paper.tradeoff_name(method)]
+        ax.set(xscale="log", xlabel=symbol, xlim=(min(TRADEOFF_GRID) / 2, max(TRADEOFF_GRID) * 2),
+               title=f"{typeset(paper.METHOD_LABELS[method], 'latex')}: ACC against {symbol}")
+        ax.xaxis.set_tick_params(labelbottom=True)
+        ax.grid(True, ls="--", color="0.85")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("ACC (%)")
+    legend: dict[str, Any] = {}
+    for ax in axes.flat[:len(shown)]:
+        legend.update(zip(*reversed(ax.get_legend_handles_labels())))
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.1 / nrows, 1, 1))
+    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=4, fontsize=8,
+               frameon=False)
+    return fig
