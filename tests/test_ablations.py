@@ -89,6 +89,7 @@ def test_a_variant_takes_the_tradeoff_of_its_reference_method_on_each_dataset():
             "epochs": 100, "lam": paper.optimal_tradeoff("dkm-p", dataset)}
     assert first.overrides_for("usps")["lam"] != first.overrides_for("20news")["lam"]
     assert variant_params(first, "usps", "f00d")["lambda"] == paper.optimal_tradeoff("dkm-p", "usps")
+    assert describe(first.overrides_for("20news")) == "100 epochs; λ = 0.1"
 
 
 def test_an_unknown_study_is_refused_with_the_known_ones():
