@@ -56,10 +56,12 @@ Evaluation, the protocol and its results:
 ``dkm.analysis._variants``   a data variant's runs under its paper dataset, and its effect.
 ``dkm.analysis._checks``     the runs of the benchmarks' check scripts and their gaps.
 ``dkm.figures``              figures drawn from records (the λ line search's curves).
-``dkm.ablations``            an ablation's switches and their effect against the protocol's runs.
+``dkm.ablations``            the ablation studies, a run's switches and their effect against the
+                             protocol's runs.
 ``dkm.snapshots``            a full-scale run's embeddings, saved for the paper's figures.
 ``dkm.paper``                what the paper reports: its figures, seeds, trade-offs and datasets.
-``dkm.cli``                  ``python -m dkm run ...`` and ``report ...`` (``dkm.__main__``).
+``dkm.cli``                  ``python -m dkm run ...``, ``ablate ...`` and ``report ...``
+                             (``dkm.__main__``).
 
 TensorFlow is imported only by the modules that train networks, so that
 ``import dkm`` and the metrics and data modules stay fast.

@@ -1,26 +1,46 @@
-"""Ablations: what a run changed against the protocol, and what that did.
+"""Ablations: the studies, what a run changed against the protocol, and what that did.
 
 An ablation run is an ordinary protocol run (:func:`dkm.experiments.run_grid`
 with ``overrides``) whose record differs from the protocol's for its method
-and dataset in some configuration fields: its *switches*. This module finds
-them, names them for a reader, and compares each variant with the protocol's
-own records of the same seeds (same initialisation, same minibatches, same
-pretraining), so that the difference of a seed pair is the switch's effect on
-that seed.
+and dataset in some configuration fields: its *switches*. This module declares
+the book's studies (:data:`STUDIES`, run by :func:`run_study` or ``python -m dkm
+ablate``), finds a record's switches, names them for a reader, and compares
+each variant with the protocol's own records of the same seeds (same
+initialisation, same minibatches, same pretraining), so that the difference of
+a seed pair is the switch's effect on that seed.
+
+A variant without a protocol run of its own (DKM^pa) names the protocol method
+it is compared with (:attr:`Variant.against`).
+
+:data:`STUDIES` is built on first use: its switches come from
+:mod:`dkm.methods.dcn`, which imports TensorFlow.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from types import SimpleNamespace
+import functools
+import math
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType, SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from dkm import paper, registry
 from dkm.analysis import paired_difference
 from dkm.data import PAPER_STATISTICS, paper_dataset
 
-__all__ = ["protocol_params", "switches", "describe", "compare"]
+__all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "study", "run_study", "load_study",
+           "protocol_records", "variant_params", "protocol_params", "switches", "describe",
+           "variant_scores", "compare", "against_paper", "paper_verdicts", "alpha_points",
+           "towards_dkm_chain", "table_view"]
+
+#: The seeds of the ablations: the paper's first three.
+STUDY_SEEDS: tuple[int, ...] = paper.PAPER_SEEDS[:3]
 
 _SWITCH_TEXT = {
     ("update", "last-sample"): "last sample of each batch updated",
@@ -33,6 +53,201 @@ _SWITCH_TEXT = {
 }
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One configuration of a study: a method and the fields of its configuration it switches.
+
+    Attributes
+    ----------
+    method : str
+        The method id it trains.
+    overrides : mapping
+        Fields of the method's configuration, as
+        :func:`dkm.experiments.run_grid` takes them (``overrides=``).
+    tradeoff_of : str or None
+        When set, the variant trains at the paper's λ or γ of this method for
+        the dataset (:func:`dkm.experiments.default_tradeoff`), not its own.
+    against : str or None
+        The protocol method it is compared with; its own by default.
+    """
+
+    method: str
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    tradeoff_of: str | None = None
+    against: str | None = None
+
+    def overrides_for(self, dataset: str) -> dict[str, Any]:
+        """The overrides on ``dataset``, the trade-off of :attr:`tradeoff_of` resolved."""
+        from dkm.experiments import default_tradeoff
+
+        overrides = dict(self.overrides)
+        if self.tradeoff_of is not None:
+            overrides[registry.get(self.method).config_field] = default_tradeoff(
+                self.tradeoff_of, dataset)
+        return overrides
+
+
+@dataclass(frozen=True)
+class Study:
+    """An ablation study: the question it asks and the variants that answer it.
+
+    Its runs are kept in ``<results>/<name>.jsonl``.
+    """
+
+    name: str
+    question: str
+    variants: tuple[Variant, ...]
+
+    @property
+    def against(self) -> dict[str, str]:
+        """The protocol method of each method compared with another one's runs."""
+        return {v.method: v.against for v in self.variants if v.against is not None}
+
+
+@functools.cache
+def _studies() -> Mapping[str, Study]:
+    from dkm.annealing import constant, paper_annealing
+    from dkm.methods.dcn import AUTHORS_DCN, TOWARDS_DKM
+
+    steps = [{"epochs": 100}] + [{**switched, "epochs": 100} for _, switched in TOWARDS_DKM[:-1]]
+    studies = (
+        Study("dcn-authors", "Do the paper's DCN figures come from the DKM authors' "
+              "re-implementation of DCN, with its four departures from Yang et al.?",
+              tuple(Variant(m, AUTHORS_DCN) for m in ("dcn-np", "dcn-p"))),
+        Study("alpha", "Does the inverse temperature α of the soft assignment (constant, "
+              "infinite or annealed) change what Deep k-Means finds?",
+              tuple(Variant("dkm-p", {"schedule": constant(a, 100)}) for a in (1.0, 10.0, 100.0))
+              + (Variant("dkm-p", {"assignment": "hard"}),
+                 Variant("dkm-a", {"schedule": paper_annealing(n_terms=20)}),
+                 Variant("dkm-pa", against="dkm-p"))),
+        # the last step of TOWARDS_DKM trains DKM^p with assignment="hard", a variant of "alpha"
+        Study("towards-dkm", "Which difference between DCN^p and DKM^p, taken one at a time, "
+              "separates their results?",
+              tuple(Variant("dcn-p", step, tradeoff_of="dkm-p") for step in steps)),
+        Study("weight-decay", "Does a weight decay on the network, against a shrinking "
+              "embedding, change DKM^p's results?",
+              tuple(Variant("dkm-p", {"weight_decay": w}) for w in (1e-4, 1e-2))),
+    )
+    return MappingProxyType({s.name: s for s in studies})
+
+
+def __getattr__(name: str) -> Any:
+    # STUDIES is built on first use (it imports TensorFlow through dkm.methods.dcn)
+    if name == "STUDIES":
+        return _studies()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def study(name: str) -> Study:
+    """The study called ``name`` in :data:`STUDIES`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the known ones.
+    """
+    if name not in _studies():
+        raise ValueError(f"unknown study {name!r}; choose among {', '.join(_studies())}")
+    return _studies()[name]
+
+
+def run_study(
+    name: str,
+    datasets: Iterable[str | Any],
+    seeds: Sequence[int] = STUDY_SEEDS,
+    results_dir: str | os.PathLike[str] = "results/ablations",
+    *,
+    scale: float = 1.0,
+    seeds_per_batch: int | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] = lambda message: print(message, file=sys.stderr),
+) -> int:
+    """Run every variant of a study on every dataset into ``results_dir/<name>.jsonl``; resumable.
+
+    Each variant is one :func:`dkm.experiments.run_grid`, which skips the runs
+    already in the store (same configuration hash).
+
+    Parameters
+    ----------
+    name : str
+        A study of :data:`STUDIES`.
+    datasets : iterable of str or Dataset
+        The data; names are loaded once with :func:`dkm.data.load`.
+    seeds : sequence of int
+        The seeds (the paper's first three by default).
+    results_dir : path
+        The folder of the studies' stores.
+    scale, seeds_per_batch, progress, log
+        As in :func:`dkm.experiments.run_grid`.
+    cache_dir : path, optional
+        The pretraining cache; by default the protocol's, ``results_dir/../.pretraining-cache``,
+        so that the pretrained variants start from the protocol's pretraining.
+
+    Returns
+    -------
+    int
+        Number of records added.
+    """
+    from dkm.data import Dataset, load
+    from dkm.experiments import run_grid
+
+    chosen = study(name)
+    store = Path(results_dir) / f"{chosen.name}.jsonl"
+    cache_dir = cache_dir if cache_dir is not None else Path(results_dir).parent / ".pretraining-cache"
+    added = 0
+    for dataset in datasets:
+        data = dataset if isinstance(dataset, Dataset) else load(dataset)
+        for variant in chosen.variants:
+            overrides = variant.overrides_for(data.name)
+            log(f"{chosen.name}: {data.name} {variant.method}, {describe(overrides)}")
+            added += run_grid([data], [variant.method], seeds, store, scale=scale,
+                              overrides=overrides,
+                              seeds_per_batch=seeds_per_batch, cache_dir=cache_dir,
+                              progress=progress, log=log)
+    return added
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    from dkm.results import ResultsStore
+
+    return ResultsStore(path).records() if path.exists() else []
+
+
+def load_study(name: str, results_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The records of a study in ``results_dir`` (none when it has not run yet)."""
+    return _read(Path(results_dir) / f"{study(name).name}.jsonl")
+
+
+def protocol_records(results_dir: str | os.PathLike[str],
+                     datasets: Iterable[str]) -> list[dict[str, Any]]:
+    """The protocol's records of ``datasets``, from ``results_dir/<dataset>.jsonl`` where it exists."""
+    return [r for dataset in datasets for r in _read(Path(results_dir) / f"{dataset}.jsonl")]
+
+
+def _configuration(variant: Variant, dataset: str, scale: float = 1.0) -> Any:
+    from dkm.experiments import configure
+
+    n_samples = PAPER_STATISTICS[paper_dataset(dataset)]["samples"]
+    return configure(variant.method, SimpleNamespace(name=dataset, n_samples=n_samples),
+                     scale=scale, overrides=variant.overrides_for(dataset))
+
+
+def variant_params(variant: Variant, dataset: str, data_fingerprint: str,
+                   scale: float = 1.0) -> dict[str, Any]:
+    """The parameters a run of ``variant`` on one of the paper's datasets records.
+
+    That is, what :func:`run_study` (through :func:`dkm.experiments.run_grid`)
+    records, and hashes into the run's ``config_hash``, without training.
+    """
+    from dkm.experiments import _spec, run_params
+    from dkm.methods.common import LoopConfig
+
+    return run_params(variant.method, _configuration(variant, dataset, scale),
+                      LoopConfig(progress=False), scale, _spec(variant.method).tradeoff,
+                      data_fingerprint)
+
+
 def protocol_params(dataset: str, method: str, data_fingerprint: str,
                     scale: float = 1.0) -> dict[str, Any]:
     """The parameters the protocol records for ``method`` on ``dataset``.
@@ -40,13 +255,7 @@ def protocol_params(dataset: str, method: str, data_fingerprint: str,
     That is, what :func:`dkm.experiments.run_seeds` records with the paper's
     λ/γ, the default loop and no overrides.
     """
-    from dkm.experiments import _spec, configure, run_params
-    from dkm.methods.common import LoopConfig
-
-    n_samples = PAPER_STATISTICS[paper_dataset(dataset)]["samples"]
-    config = configure(method, SimpleNamespace(name=dataset, n_samples=n_samples), scale=scale)
-    return run_params(method, config, LoopConfig(progress=False), scale, _spec(method).tradeoff,
-                      data_fingerprint)
+    return variant_params(Variant(method), dataset, data_fingerprint, scale)
 
 
 def switches(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -75,6 +284,7 @@ def describe(changed: Mapping[str, Any]) -> str:
     >>> describe({})
     'protocol'
     """
+    from dkm.experiments import _jsonable
     from dkm.methods.dcn import AUTHORS_DCN, TOWARDS_DKM
 
     changed = dict(changed)
@@ -89,12 +299,12 @@ def describe(changed: Mapping[str, Any]) -> str:
             changed = {k: v for k, v in changed.items() if k not in group}
             break
     for name, value in sorted(changed.items()):
-        if name == "lambda":
+        if name in ("lambda", "lam"):
             parts.append(f"λ = {value:g}")
         elif name == "epochs":
             parts.append(f"{value} epochs")
         elif name == "schedule":
-            parts.append(_schedule_text(value))
+            parts.append(_schedule_text(_jsonable(value)))
         elif name == "weight_decay":
             parts.append(f"weight decay {value:g}")
         elif (name, value) in _SWITCH_TEXT:
@@ -104,14 +314,45 @@ def describe(changed: Mapping[str, Any]) -> str:
     return "; ".join(parts) or "protocol"
 
 
+def _score(record: Mapping[str, Any], metric: str, split: str) -> float:
+    return 100 * record["metrics"][split][metric]
+
+
+def variant_scores(records: Iterable[Mapping[str, Any]], variant: Variant, dataset: str,
+                   metric: str = "acc", split: str = "test") -> pd.Series:
+    """The scores (percent) of ``variant``'s runs on ``dataset``, by seed.
+
+    A record is the variant's when its method is the variant's and its
+    parameters are those :func:`variant_params` gives for its data and scale,
+    so that protocol and ablation records may be passed together.
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by seed, sorted; empty when there is no run.
+    """
+    expected: dict[tuple[str, float], dict[str, Any]] = {}
+    scores = {}
+    for r in records:
+        if r["dataset"] != dataset or r["method"] != variant.method or not r.get("metrics"):
+            continue
+        key = (r["params"]["data_fingerprint"], r["params"].get("scale", 1.0))
+        if key not in expected:
+            expected[key] = variant_params(variant, dataset, *key)
+        if r["params"] == expected[key]:
+            scores[r["seed"]] = _score(r, metric, split)
+    return pd.Series(scores, dtype=float).sort_index()
+
+
 def compare(
     ablation: Iterable[Mapping[str, Any]],
     protocol: Iterable[Mapping[str, Any]],
     metric: str = "acc",
     split: str = "test",
     confidence: float = 0.95,
+    against: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """Each variant against the protocol's runs of the same method and seeds.
+    """Each variant against the protocol's runs of the same method (or ``against``) and seeds.
 
     Parameters
     ----------
@@ -126,36 +367,196 @@ def compare(
         The part of the split it is computed on.
     confidence : float
         Level of the paired t interval.
+    against : mapping of str to str, optional
+        The protocol method that an ablation method is compared with, for a
+        method without protocol runs of its own (``{"dkm-pa": "dkm-p"}``,
+        :attr:`Study.against`); other methods are compared with their own.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (dataset, method, variant): ``n`` seeds, the variant's
-        mean, ``paired`` (seeds that have a protocol run), the protocol's mean
-        on those seeds, the mean difference and its t interval (NaN with
-        fewer than two pairs).
+        One row per (dataset, method, variant): the protocol method it is
+        compared ``against``, ``n`` seeds, the variant's mean, ``paired``
+        (seeds that have a protocol run), the protocol's mean on those seeds,
+        the mean difference and its t interval (NaN with fewer than two pairs).
     """
+    against = dict(against or {})
     baseline: dict[tuple[str, str, str], dict[int, float]] = {}
     for r in protocol:
         if r.get("metrics") and not switches(r):
             key = (r["dataset"], r["method"], r["params"]["data_fingerprint"])
-            baseline.setdefault(key, {})[r["seed"]] = 100 * r["metrics"][split][metric]
+            baseline.setdefault(key, {})[r["seed"]] = _score(r, metric, split)
     groups: dict[tuple[str, str, str, str], dict[int, float]] = {}
     for r in ablation:
         if r.get("metrics"):
             key = (r["dataset"], r["method"], describe(switches(r)), r["params"]["data_fingerprint"])
-            groups.setdefault(key, {})[r["seed"]] = 100 * r["metrics"][split][metric]
+            groups.setdefault(key, {})[r["seed"]] = _score(r, metric, split)
     rows = []
     for (dataset, method, variant, fingerprint), scores in sorted(groups.items()):
-        variant_scores = pd.Series(scores, dtype=float)
-        base = pd.Series(baseline.get((dataset, method, fingerprint), {}), dtype=float)
-        difference, low, high, paired = paired_difference(variant_scores, base, confidence)
+        ours = pd.Series(scores, dtype=float)
+        reference = against.get(method, method)
+        base = pd.Series(baseline.get((dataset, reference, fingerprint), {}), dtype=float)
+        difference, low, high, paired = paired_difference(ours, base, confidence)
         rows.append({
-            "dataset": dataset, "method": method, "variant": variant, "n": len(variant_scores),
-            "mean": variant_scores.mean(), "paired": paired,
-            "protocol mean": base[base.index.intersection(variant_scores.index)].mean()
+            "dataset": dataset, "method": method, "variant": variant, "against": reference,
+            "n": len(ours), "mean": ours.mean(), "paired": paired,
+            "protocol mean": base[base.index.intersection(ours.index)].mean()
             if paired else np.nan,
             "difference": difference, "low": low, "high": high,
         })
-    return pd.DataFrame(rows, columns=["dataset", "method", "variant", "n", "mean", "paired",
-                                       "protocol mean", "difference", "low", "high"])
+    return pd.DataFrame(rows, columns=["dataset", "method", "variant", "against", "n", "mean",
+                                       "paired", "protocol mean", "difference", "low", "high"])
+
+
+def against_paper(comparison: pd.DataFrame, metric: str = "acc",
+                  table: str = "table1") -> pd.DataFrame:
+    """A :func:`compare` table with the paper's figure (``paper``) and ``against paper``.
+
+    ``against paper`` is the variant's mean minus the paper's mean; a variant
+    of a paper's dataset takes that dataset's figure.
+    """
+    figures = [paper.reported(table, method, paper_dataset(dataset), metric)[0]
+               for dataset, method in zip(comparison["dataset"], comparison["method"])]
+    return comparison.assign(paper=pd.Series(figures, index=comparison.index, dtype=float),
+                             **{"against paper": lambda f: f["mean"] - f["paper"]})
+
+
+def paper_verdicts(records: Iterable[Mapping[str, Any]], metrics: Sequence[str] = ("acc", "nmi"),
+                   split: str = "test", table: str = "table1") -> pd.DataFrame:
+    """Each variant's runs against the paper's figure of its method (:func:`dkm.stats.compare_with_paper`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (dataset, method, variant, metric): ``n`` runs, their
+        ``mean``, the paper's ``paper mean`` and ``paper std``, and the
+        ``verdict``.
+    """
+    from dkm.stats import compare_with_paper
+
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for r in records:
+        if r.get("metrics"):
+            groups.setdefault((r["dataset"], r["method"], describe(switches(r))), []).append(r)
+    rows = []
+    for (dataset, method, variant), runs in sorted(groups.items()):
+        for metric in metrics:
+            scores = [_score(r, metric, split) for r in runs]
+            mean, std, n = paper.reported(table, method, paper_dataset(dataset), metric)
+            rows.append({"dataset": dataset, "method": method, "variant": variant,
+                         "metric": metric, "n": len(scores), "mean": float(np.mean(scores)),
+                         "paper mean": mean, "paper std": std,
+                         "verdict": compare_with_paper(scores, mean, std, n).verdict})
+    return pd.DataFrame(rows, columns=["dataset", "method", "variant", "metric", "n", "mean",
+                                       "paper mean", "paper std", "verdict"])
+
+
+def _long(points: Iterable[tuple[Any, pd.Series]], name: str) -> pd.DataFrame:
+    """``(value, scores by seed)`` pairs as rows ``name``, ``seed``, ``score``."""
+    rows = [{name: value, "seed": seed, "score": score}
+            for value, scores in points for seed, score in scores.items()]
+    return pd.DataFrame(rows, columns=[name, "seed", "score"])
+
+
+def alpha_points(records: Iterable[Mapping[str, Any]], dataset: str, metric: str = "acc",
+                 split: str = "test") -> pd.DataFrame:
+    """DKM^p's scores against α: the ``"alpha"`` study's DKM^p variants and the protocol.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        The protocol's and the study's records (any others are ignored).
+    dataset : str
+        The dataset id the records name.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``alpha`` (the α the run ends at; ``inf`` for the hard
+        assignment), ``seed`` and ``score`` (percent), sorted by α.
+    """
+    records = list(records)
+    variants = [v for v in study("alpha").variants if v.method == "dkm-p"] + [Variant("dkm-p")]
+    points = []
+    for variant in variants:
+        config = _configuration(variant, dataset)
+        alpha = math.inf if config.assignment == "hard" else config.schedule.alphas[-1]
+        points.append((alpha, variant_scores(records, variant, dataset, metric, split)))
+    return _long(points, "alpha").sort_values(["alpha", "seed"], ignore_index=True)
+
+
+def towards_dkm_chain(records: Iterable[Mapping[str, Any]], dataset: str, metric: str = "acc",
+                      split: str = "test") -> pd.DataFrame:
+    """The scores along the walk from DCN^p to DKM^p (:data:`dkm.methods.dcn.TOWARDS_DKM`).
+
+    The steps: DCN^p as the protocol runs it; DCN^p at DKM^p's λ and epochs;
+    each step of the ``"towards-dkm"`` study; the last step, which is DKM^p
+    with the hard assignment (the ``"alpha"`` study's variant); DKM^p itself.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        The protocol's records and those of the ``"towards-dkm"`` and
+        ``"alpha"`` studies (any others are ignored).
+    dataset : str
+        The dataset id the records name.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``step`` (an ordered categorical: the steps' labels, the
+        paper's method labels in them), ``seed`` and ``score`` (percent).
+    """
+    from dkm.methods.dcn import TOWARDS_DKM
+
+    records = list(records)
+    towards = study("towards-dkm").variants
+    hard = next(v for v in study("alpha").variants if v.overrides.get("assignment") == "hard")
+    steps = [("DCN^p", Variant("dcn-p")), ("+ λ and epochs of DKM^p", towards[0])]
+    steps += [(f"+ step {i}", variant) for i, variant in enumerate(towards[1:], 1)]
+    steps += [(f"+ step {len(TOWARDS_DKM)} = DKM^p, hard", hard), ("DKM^p", Variant("dkm-p"))]
+    chain = _long(((label, variant_scores(records, variant, dataset, metric, split))
+                   for label, variant in steps), "step")
+    chain["step"] = pd.Categorical(chain["step"], categories=[label for label, _ in steps],
+                                   ordered=True)
+    return chain
+
+
+_SIGNED = ("difference", "against paper")
+
+
+def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "html") -> pd.DataFrame:
+    """A comparison ready to show: labels typeset, one decimal, the interval as text.
+
+    Parameters
+    ----------
+    comparison : pandas.DataFrame
+        A table of :func:`compare` (or :func:`against_paper`).
+    columns : sequence of str
+        The columns shown, in order; ``"interval"`` is the t interval of the
+        difference (``"–"`` where there is none).
+    fmt : str
+        A format of :func:`dkm.tables.typeset` for the method labels.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Text cells; numbers with one decimal, differences signed, NaN as ``"–"``.
+    """
+    from dkm.tables import typeset
+
+    def label(method: str) -> str:
+        return typeset(registry.get(method).label, fmt)
+
+    def number(value: float, signed: bool) -> str:
+        return "–" if np.isnan(value) else f"{value:+.1f}" if signed else f"{value:.1f}"
+
+    shown = comparison.assign(
+        method=comparison["method"].map(label), against=comparison["against"].map(label),
+        dataset=[paper.dataset_label(paper_dataset(d)) for d in comparison["dataset"]],
+        interval=[f"[{lo:+.1f}, {hi:+.1f}]" if np.isfinite(lo) else "–"
+                  for lo, hi in zip(comparison["low"], comparison["high"])])
+    for column in columns:
+        if shown[column].dtype.kind == "f":
+            shown[column] = [number(v, column in _SIGNED) for v in shown[column]]
+    return shown[list(columns)]

@@ -1,4 +1,4 @@
-"""Command-line interface: ``python -m dkm run ...`` and ``python -m dkm report ...``.
+"""Command-line interface: ``python -m dkm run ...``, ``ablate ...`` and ``report ...``.
 
 Bad options, unknown datasets or methods and unreadable files end with a
 one-line message on stderr and exit status 2, not a traceback.
@@ -10,7 +10,7 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from dkm import paper, registry
 
@@ -95,6 +95,33 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--verbose", action="store_true",
                      help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
 
+    ablate = commands.add_parser(
+        "ablate", help="run an ablation study's variants and append one record per run",
+        description="Run every variant of an ablation study (dkm.ablations.STUDIES) on the "
+                    "datasets for every seed and append the records to RESULTS/<study>.jsonl. "
+                    "Runs already in the store are skipped, so an interrupted command can "
+                    "simply be run again.",
+    )
+    ablate.add_argument("--study", required=True,
+                        help="the study: dcn-authors, alpha, towards-dkm or weight-decay")
+    ablate.add_argument("--dataset", required=True, action="append",
+                        help="a dataset name or a path, as for run; repeat for several")
+    ablate.add_argument("--seeds", type=_positive_int, default=3,
+                        help="number of seeds, taken in order from the paper's seeds; default 3")
+    ablate.add_argument("--seed", type=int, action="append", dest="seed_list", metavar="SEED",
+                        help="an explicit seed (repeat); overrides --seeds")
+    ablate.add_argument("--scale", type=_positive_float, default=1.0,
+                        help="multiply every epoch count; default 1 (the paper's epochs)")
+    ablate.add_argument("--seeds-per-batch", type=_positive_int, default=None,
+                        help="seeds trained together, as for run")
+    ablate.add_argument("--data-home", default=None, help="directory of the named datasets")
+    ablate.add_argument("--results", required=True,
+                        help="the folder of the studies' stores (e.g. results/ablations); the "
+                             "pretraining cache is the protocol's, beside it")
+    ablate.add_argument("--quiet", action="store_true", help="no progress output")
+    ablate.add_argument("--verbose", action="store_true",
+                        help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
+
     report = commands.add_parser(
         "report", help="render the paper's tables from a results store",
         description="Render a table of the paper or its supplement from the records.",
@@ -147,12 +174,29 @@ def _command_run(args: argparse.Namespace) -> int:
         added = run_grid(datasets, methods, _seeds(args), args.results, scale=args.scale,
                          lambda_search=args.lambda_search, overrides=overrides,
                          seeds_per_batch=args.seeds_per_batch, progress=not args.quiet,
-                         log=(lambda message: None) if args.quiet else
-                         (lambda message: print(message, file=sys.stderr)), client=client)
+                         log=_log(args), client=client)
     finally:
         if client is not None:
             client.close()
     print(f"{added} new record(s) in {args.results}")
+    return 0
+
+
+def _log(args: argparse.Namespace) -> Callable[[str], None]:
+    """Progress messages to stderr, or nowhere with --quiet."""
+    return (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
+
+
+def _command_ablate(args: argparse.Namespace) -> int:
+    from dkm.ablations import run_study, study
+    from dkm.data import load
+
+    name = study(args.study).name
+    datasets = [load(dataset, args.data_home) for dataset in args.dataset]
+    added = run_study(name, datasets, _seeds(args), args.results, scale=args.scale,
+                      seeds_per_batch=args.seeds_per_batch, progress=not args.quiet,
+                      log=_log(args))
+    print(f"{added} new record(s) in {Path(args.results) / name}.jsonl")
     return 0
 
 
@@ -224,10 +268,11 @@ def _start_tensorflow_quietly() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m dkm``; returns the exit status."""
     args = build_parser().parse_args(argv)
-    if args.command == "run" and not args.verbose:
+    if args.command in ("run", "ablate") and not args.verbose:
         _start_tensorflow_quietly()
     try:
-        return {"run": _command_run, "report": _command_report}[args.command](args)
+        return {"run": _command_run, "ablate": _command_ablate,
+                "report": _command_report}[args.command](args)
     except (CommandError, ValueError, FileNotFoundError, ImportError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"python -m dkm {args.command}: error: {message}", file=sys.stderr)

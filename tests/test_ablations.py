@@ -1,21 +1,137 @@
-"""dkm.ablations: switches of a run against the protocol, and paired comparisons."""
+"""dkm.ablations: the studies, switches of a run against the protocol, and paired comparisons."""
 from __future__ import annotations
 
 import copy
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from dkm.ablations import compare, describe, protocol_params, switches
+from dkm import ablations, paper
+from dkm.ablations import (
+    STUDIES,
+    STUDY_SEEDS,
+    Variant,
+    against_paper,
+    alpha_points,
+    compare,
+    describe,
+    paper_verdicts,
+    protocol_params,
+    switches,
+    table_view,
+    towards_dkm_chain,
+    variant_params,
+    variant_scores,
+)
 from dkm.annealing import constant, paper_annealing
 from dkm.experiments import _jsonable
+from dkm.results import config_hash
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def _record(method, seed, acc, **changed):
-    params = protocol_params("usps", method, "f00d")
+def _record(method, seed, acc, variant=None, dataset="usps", **changed):
+    params = variant_params(variant or Variant(method), dataset, "f00d")
     params.update(changed)
-    return {"dataset": "usps", "method": method, "seed": seed, "params": params,
+    return {"dataset": dataset, "method": method, "seed": seed, "params": params,
             "metrics": {"test": {"acc": acc, "nmi": acc, "ari": acc}}}
+
+
+def _variant(name, method, **overrides):
+    """The variant of study ``name`` for ``method`` whose overrides include ``overrides``."""
+    return next(v for v in STUDIES[name].variants if v.method == method
+                and all(v.overrides.get(k) == value for k, value in overrides.items()))
+
+
+@pytest.mark.parametrize("name", ["dcn-authors", "alpha"])
+def test_the_declared_variants_give_the_config_hash_of_every_committed_record(name):
+    records = [json.loads(line) for line in
+               (REPO_ROOT / "results" / "ablations" / f"{name}.jsonl").read_text().splitlines()]
+    assert records
+    for r in records:
+        params = r["params"]
+        hashes = [config_hash(r["dataset"], r["method"], r["seed"],
+                              variant_params(v, r["dataset"], params["data_fingerprint"],
+                                             params["scale"]))
+                  for v in STUDIES[name].variants if v.method == r["method"]]
+        assert hashes.count(r["config_hash"]) == 1, (r["method"], r["seed"], switches(r))
+        assert r["seed"] in STUDY_SEEDS
+
+
+def test_the_studies_declare_the_runs_of_the_book():
+    from dkm.methods.dcn import AUTHORS_DCN, TOWARDS_DKM
+
+    assert STUDY_SEEDS == paper.PAPER_SEEDS[:3]
+    assert list(STUDIES) == ["dcn-authors", "alpha", "towards-dkm", "weight-decay"]
+    assert [(v.method, v.overrides) for v in STUDIES["dcn-authors"].variants] == [
+        ("dcn-np", AUTHORS_DCN), ("dcn-p", AUTHORS_DCN)]
+    assert [describe(v.overrides) for v in STUDIES["alpha"].variants] == [
+        "α = 1 for 100 epochs", "α = 10 for 100 epochs", "α = 100 for 100 epochs",
+        "hard assignment (α → ∞)", describe({"schedule": paper_annealing(n_terms=20)}), "protocol"]
+    assert STUDIES["alpha"].against == {"dkm-pa": "dkm-p"}
+    towards = STUDIES["towards-dkm"].variants
+    assert [v.overrides for v in towards] == [
+        {"epochs": 100}, *({**step, "epochs": 100} for _, step in TOWARDS_DKM[:-1])]
+    assert [v.overrides["weight_decay"] for v in STUDIES["weight-decay"].variants] == [1e-4, 1e-2]
+
+
+def test_a_variant_takes_the_tradeoff_of_its_reference_method_on_each_dataset():
+    first = STUDIES["towards-dkm"].variants[0]
+    for dataset in ("usps", "mnist", "20news"):
+        assert first.overrides_for(dataset) == {
+            "epochs": 100, "lam": paper.optimal_tradeoff("dkm-p", dataset)}
+    assert first.overrides_for("usps")["lam"] != first.overrides_for("20news")["lam"]
+    assert variant_params(first, "usps", "f00d")["lambda"] == paper.optimal_tradeoff("dkm-p", "usps")
+    assert describe(first.overrides_for("20news")) == "100 epochs; λ = 0.1"
+
+
+def test_an_unknown_study_is_refused_with_the_known_ones():
+    with pytest.raises(ValueError, match="unknown study 'beta'; choose among dcn-authors, alpha"):
+        ablations.study("beta")
+    with pytest.raises(ValueError, match="unknown study"):
+        ablations.load_study("beta", ".")
+
+
+def test_run_study_runs_every_variant_into_the_studys_store(monkeypatch, tmp_path):
+    import dkm.experiments
+    from dkm.data import from_arrays
+
+    calls = []
+    monkeypatch.setattr(dkm.experiments, "run_grid",
+                        lambda datasets, methods, seeds, results, **kw: calls.append(
+                            (datasets[0].name, methods, seeds, results, kw)) or 2)
+    data = [from_arrays(np.zeros((4, 2)), np.array([0, 1, 0, 1]), name=name)
+            for name in ("usps", "mnist")]
+    added = ablations.run_study("towards-dkm", data, [5], tmp_path / "ablations", progress=False,
+                                log=lambda message: None)
+    variants = STUDIES["towards-dkm"].variants
+    assert added == 2 * 2 * len(variants)
+    assert [(c[0], c[1], c[2]) for c in calls] == [
+        (name, ["dcn-p"], [5]) for name in ("usps", "mnist") for _ in variants]
+    assert {c[3] for c in calls} == {tmp_path / "ablations" / "towards-dkm.jsonl"}
+    assert [c[4]["overrides"] for c in calls] == [
+        v.overrides_for(name) for name in ("usps", "mnist") for v in variants]
+    assert {c[4]["cache_dir"] for c in calls} == {tmp_path / ".pretraining-cache"}
+
+
+def test_load_study_and_protocol_records_read_what_exists(tmp_path):
+    from dkm.results import ResultsStore
+
+    assert ablations.load_study("alpha", tmp_path) == []
+    record = json.loads((REPO_ROOT / "results" / "ablations" / "alpha.jsonl").read_text()
+                        .splitlines()[0])
+    (tmp_path / "ablations").mkdir()
+    ResultsStore(tmp_path / "ablations" / "alpha.jsonl").append(record)
+    ResultsStore(tmp_path / "usps.jsonl").append(record)
+    assert ablations.load_study("alpha", tmp_path / "ablations") == [record]
+    assert ablations.protocol_records(tmp_path, ["usps", "20news"]) == [record]
 
 
 def test_a_protocol_record_has_no_switches_and_an_ablation_its_own():
@@ -67,3 +183,104 @@ def test_compare_ignores_protocol_records_of_other_configurations():
     ablation = copy.deepcopy(other)
     table = compare([ablation], [other])
     assert table.loc[0, "paired"] == 0 and np.isnan(table.loc[0, "difference"])
+
+
+def test_compare_pairs_a_method_without_protocol_runs_with_the_one_it_names():
+    protocol = [_record("dkm-p", s, a) for s, a in [(1, 0.70), (2, 0.72)]]
+    annealed = [_record("dkm-pa", s, a) for s, a in [(1, 0.75), (2, 0.80)]]
+    alone = compare(annealed, protocol).loc[0]
+    assert alone["against"] == "dkm-pa" and alone["paired"] == 0
+    row = compare(annealed, protocol, against=STUDIES["alpha"].against).loc[0]
+    assert (row["method"], row["variant"], row["against"], row["paired"]) == (
+        "dkm-pa", "protocol", "dkm-p", 2)
+    assert row["difference"] == pytest.approx(6.5)
+
+
+def test_variant_scores_keep_the_variants_own_runs():
+    hard = _variant("alpha", "dkm-p", assignment="hard")
+    records = [_record("dkm-p", 2, 0.7), _record("dkm-p", 1, 0.6, hard), _record("dkm-p", 3, 0.5, hard),
+               _record("dkm-p", 4, 0.4, _variant("alpha", "dkm-p", schedule=constant(10.0, 100))),
+               _record("dkm-p", 5, 0.3, hard, dataset="mnist")]
+    scores = variant_scores(records, hard, "usps")
+    assert scores.to_dict() == pytest.approx({1: 60.0, 3: 50.0})
+    assert variant_scores(records, Variant("dkm-p"), "usps").to_dict() == pytest.approx({2: 70.0})
+    assert variant_scores(records, Variant("dkm-p"), "20news").empty
+
+
+def test_alpha_points_place_each_dkm_p_variant_at_its_alpha():
+    records = [_record("dkm-p", 1, 0.7), _record("dkm-p", 1, 0.6, _variant("alpha", "dkm-p",
+                                                                           assignment="hard")),
+               _record("dkm-p", 1, 0.5, _variant("alpha", "dkm-p", schedule=constant(10.0, 100))),
+               _record("dkm-pa", 1, 0.9, _variant("alpha", "dkm-pa"))]
+    points = alpha_points(records, "usps")
+    assert list(points["alpha"]) == [10.0, 1000.0, math.inf]
+    assert list(points["score"]) == pytest.approx([50.0, 70.0, 60.0])
+
+
+def test_the_towards_dkm_chain_walks_from_dcn_p_to_dkm_p_in_order():
+    towards = STUDIES["towards-dkm"].variants
+    records = [_record("dkm-p", 1, 0.80), _record("dcn-p", 1, 0.70),
+               _record("dcn-p", 1, 0.72, towards[0]), _record("dcn-p", 1, 0.74, towards[2]),
+               _record("dkm-p", 1, 0.78, _variant("alpha", "dkm-p", assignment="hard"))]
+    chain = towards_dkm_chain(records, "usps")
+    assert list(chain["step"].cat.categories) == [
+        "DCN^p", "+ λ and epochs of DKM^p", "+ step 1", "+ step 2", "+ step 3 = DKM^p, hard",
+        "DKM^p"]
+    assert list(chain.sort_values("step")["score"]) == pytest.approx([70, 72, 74, 78, 80])
+    assert "+ step 1" not in set(chain["step"])
+
+
+def test_against_paper_and_paper_verdicts_use_the_papers_figure_of_the_method():
+    authors = _variant("dcn-authors", "dcn-p")
+    runs = [_record("dcn-p", s, a, authors) for s, a in [(1, 0.73), (2, 0.74), (3, 0.72)]]
+    table = against_paper(compare(runs, [_record("dcn-p", 1, 0.75)]))
+    assert table.loc[0, "paper"] == paper.reported("table1", "dcn-p", "usps", "acc")[0] == 73.0
+    assert table.loc[0, "against paper"] == pytest.approx(0.0)
+    verdicts = paper_verdicts(runs).set_index("metric")
+    assert verdicts.loc["acc", "verdict"] == "consistent"
+    assert verdicts.loc["nmi", "paper mean"] == paper.reported("table1", "dcn-p", "usps", "nmi")[0]
+    low = paper_verdicts([_record("dcn-p", s, 0.6, authors) for s in (1, 2, 3)])
+    assert set(low["verdict"]) == {"worse"}
+
+
+def test_table_view_typesets_labels_and_rounds():
+    frame = pd.DataFrame([{"dataset": "usps", "method": "dkm-pa", "variant": "protocol",
+                           "against": "dkm-p", "n": 3, "mean": 71.26, "difference": 1.04,
+                           "low": -0.51, "high": 2.6},
+                          {"dataset": "usps", "method": "dkm-p", "variant": "x",
+                           "against": "dkm-p", "n": 1, "mean": 70.0, "difference": np.nan,
+                           "low": np.nan, "high": np.nan}])
+    shown = table_view(frame, ["dataset", "method", "against", "mean", "difference", "interval"])
+    assert shown.iloc[0].tolist() == ["USPS", "DKM<sup>pa</sup>", "DKM<sup>p</sup>", "71.3",
+                                      "+1.0", "[-0.5, +2.6]"]
+    assert shown.iloc[1].tolist()[-2:] == ["–", "–"]
+
+
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "dkm", *args], capture_output=True, text=True,
+                          cwd=cwd, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
+                                        "PYTHONPATH": str(REPO_ROOT)})
+
+
+def test_cli_ablate_refuses_an_unknown_study(tmp_path):
+    completed = _cli("ablate", "--study", "beta", "--dataset", "digits", "--results",
+                     str(tmp_path), cwd=tmp_path)
+    assert completed.returncode == 2
+    assert "unknown study 'beta'; choose among dcn-authors" in completed.stderr
+    assert "Traceback" not in completed.stderr
+    help_text = "".join(_cli("ablate", "--help", cwd=tmp_path).stdout.split())  # unwrapped
+    assert all(name in help_text for name in STUDIES)
+
+
+def test_cli_ablate_runs_a_study_resumably(tmp_path):
+    args = ("ablate", "--study", "weight-decay", "--dataset", "digits", "--seeds", "1",
+            "--scale", "0.02", "--results", str(tmp_path / "ablations"), "--quiet")
+    first = _cli(*args, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "2 new record(s)" in first.stdout
+    records = [json.loads(line) for line in
+               (tmp_path / "ablations" / "weight-decay.jsonl").read_text().splitlines()]
+    assert sorted(r["params"]["weight_decay"] for r in records) == [1e-4, 1e-2]
+    assert (tmp_path / ".pretraining-cache").is_dir()
+    again = _cli(*args, cwd=tmp_path)
+    assert again.returncode == 0 and "0 new record(s)" in again.stdout
