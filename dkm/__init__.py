@@ -59,6 +59,7 @@ Evaluation, the protocol and its results:
 ``dkm.ablations``            the ablation studies, a run's switches and their effect against the
                              protocol's runs.
 ``dkm.snapshots``            a full-scale run's embeddings, saved for the paper's figures.
+``dkm.embeddings``           an embedding's size, spread and separation of the true classes.
 ``dkm.paper``                what the paper reports: its figures, seeds, trade-offs and datasets.
 ``dkm.cli``                  ``python -m dkm run ...``, ``ablate ...`` and ``report ...``
                              (``dkm.__main__``).

@@ -12,6 +12,10 @@ a seed pair is the switch's effect on that seed.
 A variant without a protocol run of its own (DKM^pa) names the protocol method
 it is compared with (:attr:`Variant.against`).
 
+Snapshots of full-scale runs (:mod:`dkm.snapshots`) keep their per-epoch
+curves: :func:`embedding_norm_curves` reads the embedding's size through the
+pretraining and the training, for the protocol's run and its variants.
+
 :data:`STUDIES` is built on first use: its switches come from
 :mod:`dkm.methods.dcn`, which imports TensorFlow.
 """
@@ -37,7 +41,7 @@ from dkm.data import PAPER_STATISTICS, paper_dataset
 __all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "study", "run_study", "load_study",
            "protocol_records", "variant_params", "protocol_params", "switches", "describe",
            "variant_scores", "compare", "against_paper", "paper_verdicts", "alpha_points",
-           "towards_dkm_chain", "table_view"]
+           "towards_dkm_chain", "table_view", "embedding_norm_curves"]
 
 #: The seeds of the ablations: the paper's first three.
 STUDY_SEEDS: tuple[int, ...] = paper.PAPER_SEEDS[:3]
@@ -560,3 +564,71 @@ def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "htm
         if shown[column].dtype.kind == "f":
             shown[column] = [number(v, column in _SIGNED) for v in shown[column]]
     return shown[list(columns)]
+
+
+def embedding_norm_curves(snapshots_dir: str | os.PathLike[str], dataset: str, seed: int,
+                          method: str = "dkm-p", variants: str = "decay-*",
+                          ) -> tuple[dict[str, np.ndarray], int]:
+    """The mean embedding norm per epoch of a method's snapshots, pretraining then training.
+
+    The protocol's snapshot of a dataset and seed is ``<dataset>-<seed>.npz``
+    (:func:`dkm.snapshots.save_snapshot`), a variant's
+    ``<dataset>-<seed>-<method>-<tag>.npz`` with its switches in
+    ``meta["overrides"]``. Each snapshot that trained ``method`` gives one curve:
+    its pretraining's ``pretrain_embedding_norm`` followed by its training's
+    ``embedding_norm``.
+
+    Parameters
+    ----------
+    snapshots_dir : str or path-like
+        The folder of the snapshots (it may be missing).
+    dataset : str
+        Dataset id as the file names write it (``"usps"``).
+    seed : int
+        The seed of the runs.
+    method : str, default "dkm-p"
+        The method whose curves are read.
+    variants : str, default "decay-*"
+        Glob of the variants' tags (the weight-decay study's by default).
+
+    Returns
+    -------
+    curves : dict of str to numpy.ndarray
+        One curve per snapshot, the protocol's first (if present), then the
+        variants' in file-name order, labelled by their switches
+        (:func:`describe`: ``"protocol"``, ``"weight decay 0.01"``); empty
+        when there is no snapshot.
+    pretraining_epochs : int
+        How many of the first values of each curve are the pretraining's
+        (0 when there is no curve).
+
+    Raises
+    ------
+    ValueError
+        When the snapshots' pretrainings differ in length, or two snapshots
+        have the same switches.
+    """
+    from dkm.snapshots import load_snapshot
+
+    folder = Path(snapshots_dir)
+    paths = [folder / f"{dataset}-{seed}.npz",
+             *sorted(folder.glob(f"{dataset}-{seed}-{method}-{variants}.npz"))]
+    curves: dict[str, np.ndarray] = {}
+    lengths: set[int] = set()
+    for path in paths:
+        if not path.exists():
+            continue
+        snapshot = load_snapshot(path)
+        if method not in snapshot.history:
+            continue
+        label = describe(snapshot.meta.get("overrides", {}).get(method, {}))
+        if label in curves:
+            raise ValueError(f"two snapshots of {dataset}, seed {seed} are both {label!r}")
+        history = snapshot.history[method]
+        pretraining = history.get("pretrain_embedding_norm", np.zeros(0))
+        lengths.add(len(pretraining))
+        curves[label] = np.concatenate([pretraining, history["embedding_norm"]])
+    if len(lengths) > 1:
+        raise ValueError(f"the snapshots of {dataset}, seed {seed} pretrain for different numbers "
+                         f"of epochs: {sorted(lengths)}")
+    return curves, lengths.pop() if lengths else 0

@@ -96,7 +96,7 @@ from typing import Any
 
 import pandas as pd
 
-from dkm import registry
+from dkm import paper, registry
 
 try:
     import fcntl
@@ -116,6 +116,7 @@ __all__ = [
     "new_record",
     "validate_record",
     "records_to_dataframe",
+    "record_label",
     "ResultsStore",
 ]
 
@@ -404,6 +405,33 @@ def records_to_dataframe(records: list[Mapping[str, Any]]) -> pd.DataFrame:
     ``kmeans_on_embedding``, as fractions, NaN where the record has none.
     """
     return pd.DataFrame([_flat_record(record) for record in records], columns=list(COLUMNS))
+
+
+def record_label(record: Mapping[str, Any]) -> str:
+    """The paper's label of a record's method, naming its distance where it is not the paper's.
+
+    Parameters
+    ----------
+    record : mapping
+        A run record (``method`` and ``params`` are read).
+
+    Returns
+    -------
+    str
+        :func:`dkm.paper.model_label` of the method, with the supplement's
+        ``_ce`` suffix for the cosine distance and no suffix for the paper's
+        Euclidean one (named or, as in older records, absent).
+
+    Examples
+    --------
+    >>> record_label({"method": "dkm-a", "params": {"distance": "cosine"}})
+    'DKM^a_ce'
+    >>> record_label({"method": "dkm-a", "params": {}})
+    'DKM^a'
+    """
+    distance = record["params"].get("distance", DISTANCES[0])
+    return paper.model_label(record["method"],
+                             distance=None if distance == DISTANCES[0] else distance)
 
 
 class ResultsStore:

@@ -6,8 +6,9 @@ methods for one seed from one shared pretraining (:func:`dkm.experiments.fit_met
 and keeps, for a fixed sample of points, each method's final embedding and
 clusters, its per-epoch curves (the embedding norm among them), its scores on
 the protocol's validation and test parts, and the run's provenance. The file
-is a NumPy ``.npz`` whose ``meta`` entry is a JSON document; it is written
-atomically. :func:`load_snapshot` reads it back.
+is a NumPy ``.npz`` whose ``meta`` entry is a JSON document;
+:func:`write_snapshot` writes it atomically and :func:`load_snapshot` reads it
+back.
 
 Layout of the ``.npz``::
 
@@ -35,7 +36,7 @@ import numpy as np
 
 from dkm.data import Dataset, load
 
-__all__ = ["Snapshot", "save_snapshot", "load_snapshot", "sample_points"]
+__all__ = ["Snapshot", "save_snapshot", "write_snapshot", "load_snapshot", "sample_points"]
 
 #: Seed of the sample of points a snapshot keeps (fixed, so every snapshot of a
 #: dataset shows the same points).
@@ -151,15 +152,13 @@ def save_snapshot(
 
     split = validation_test_split(data.n_samples, seed=SPLIT_SEED)
     parts = {"validation": split.validation, "test": split.test}
-    arrays: dict[str, np.ndarray] = {"points": points, "y": data.y[points]}
-    scores, used_tradeoffs = {}, {}
+    embeddings, labels, history, scores, used_tradeoffs = {}, {}, {}, {}, {}
     for method, result in results.items():
-        labels = result.labels[0]
-        arrays[f"{method}/embedding"] = result.embeddings[0][points]
-        arrays[f"{method}/labels"] = labels[points]
-        for curve, values in result.history.items():
-            arrays[f"{method}/history/{curve}"] = np.asarray(values)[0]
-        scores[method] = {part: evaluate(data.y[idx], labels[idx]) for part, idx in parts.items()}
+        embeddings[method] = result.embeddings[0][points]
+        labels[method] = result.labels[0][points]
+        history[method] = {curve: np.asarray(values)[0] for curve, values in result.history.items()}
+        scores[method] = {part: evaluate(data.y[idx], result.labels[0][idx])
+                          for part, idx in parts.items()}
         config = configure(method, data, (tradeoffs or {}).get(method), scale,
                            overrides.get(method))
         for field in ("lam", "gamma"):
@@ -173,16 +172,48 @@ def save_snapshot(
         "scores": scores, "wall_time_s": round(wall, 3), "provenance": recorded,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
-    _write_atomically(Path(path), meta, arrays)
+    write_snapshot(path, Snapshot(meta, points, data.y[points], embeddings, labels, history))
     return load_snapshot(path)
 
 
-def _write_atomically(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+def write_snapshot(path: str | os.PathLike[str], snapshot: Snapshot) -> None:
+    """Write ``snapshot`` to ``path`` atomically, in the layout :func:`load_snapshot` reads.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.npz`` to write; its directory is created. A reader never sees a
+        partly written file: the data go to a temporary file in the same
+        directory, which then replaces ``path``.
+    snapshot : Snapshot
+        What to write; ``meta`` must be JSON-serialisable and name in
+        ``meta["methods"]`` exactly the methods of ``embeddings``, ``labels``
+        and ``history``.
+
+    Raises
+    ------
+    ValueError
+        When ``meta["methods"]`` and the methods of the arrays differ.
+    """
+    methods = list(snapshot.meta["methods"])
+    for name, by_method in (("embeddings", snapshot.embeddings), ("labels", snapshot.labels),
+                            ("history", snapshot.history)):
+        if sorted(by_method) != sorted(methods):
+            raise ValueError(f"the snapshot's {name} are of {sorted(by_method)}, "
+                             f"its meta names {sorted(methods)}")
+    arrays: dict[str, np.ndarray] = {"points": snapshot.points, "y": snapshot.y}
+    for method in methods:
+        arrays[f"{method}/embedding"] = snapshot.embeddings[method]
+        arrays[f"{method}/labels"] = snapshot.labels[method]
+        for curve, values in snapshot.history[method].items():
+            arrays[f"{method}/history/{curve}"] = values
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
-            np.savez_compressed(stream, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+            np.savez_compressed(stream, meta=np.array(json.dumps(snapshot.meta, sort_keys=True)),
+                                **arrays)
         os.replace(temporary, path)
     finally:
         Path(temporary).unlink(missing_ok=True)

@@ -33,6 +33,7 @@ from dkm.ablations import (
 from dkm.annealing import constant, paper_annealing
 from dkm.experiments import _jsonable
 from dkm.results import config_hash
+from dkm.snapshots import Snapshot, write_snapshot
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -254,6 +255,55 @@ def test_table_view_typesets_labels_and_rounds():
     assert shown.iloc[0].tolist() == ["USPS", "DKM<sup>pa</sup>", "DKM<sup>p</sup>", "71.3",
                                       "+1.0", "[-0.5, +2.6]"]
     assert shown.iloc[1].tolist()[-2:] == ["–", "–"]
+
+
+def _norm_snapshot(path, pretraining, training, overrides=None, method="dkm-p"):
+    """A two-point snapshot of ``method`` whose embedding norms are the given curves."""
+    history = {"embedding_norm": np.asarray(training, dtype=float),
+               "loss": np.zeros(len(training))}
+    if pretraining is not None:
+        history["pretrain_embedding_norm"] = np.asarray(pretraining, dtype=float)
+    meta = {"dataset": "usps", "seed": 8905, "methods": [method]}
+    if overrides is not None:
+        meta["overrides"] = {method: overrides}
+    write_snapshot(path, Snapshot(meta, np.arange(2), np.zeros(2, int),
+                                  {method: np.zeros((2, 3))}, {method: np.zeros(2, int)},
+                                  {method: history}))
+
+
+def test_embedding_norm_curves_join_the_pretraining_and_the_training_of_each_snapshot(tmp_path):
+    assert ablations.embedding_norm_curves(tmp_path / "none", "usps", 8905) == ({}, 0)
+    # the protocol's snapshot is written before the weight-decay study's (no overrides in meta)
+    _norm_snapshot(tmp_path / "usps-8905-dkm-p-decay-2.npz", [5, 4], [1], {"weight_decay": 1e-2})
+    _norm_snapshot(tmp_path / "usps-8905-dkm-p-decay-1.npz", [5, 4], [2, 2],
+                   {"weight_decay": 1e-4})
+    _norm_snapshot(tmp_path / "usps-8905.npz", [5, 4], [3, 3, 3])
+    # neither this seed, nor this method, nor a decay snapshot
+    _norm_snapshot(tmp_path / "usps-9129.npz", [9], [9])
+    _norm_snapshot(tmp_path / "usps-8905-dcn-p-decay-1.npz", [9], [9], {"weight_decay": 1e-4},
+                   method="dcn-p")
+    _norm_snapshot(tmp_path / "usps-8905-dkm-p-alpha-1.npz", [5, 4], [9], {"assignment": "hard"})
+    curves, pretraining_epochs = ablations.embedding_norm_curves(tmp_path, "usps", 8905)
+    assert pretraining_epochs == 2
+    assert list(curves) == ["protocol", "weight decay 0.0001", "weight decay 0.01"]
+    assert [c.tolist() for c in curves.values()] == [[5, 4, 3, 3, 3], [5, 4, 2, 2], [5, 4, 1]]
+    alpha, _ = ablations.embedding_norm_curves(tmp_path, "usps", 8905, variants="alpha-*")
+    assert list(alpha) == ["protocol", "hard assignment (α → ∞)"]
+
+
+def test_embedding_norm_curves_refuse_pretrainings_of_different_lengths(tmp_path):
+    _norm_snapshot(tmp_path / "usps-8905.npz", [5, 4], [3])
+    _norm_snapshot(tmp_path / "usps-8905-dkm-p-decay-1.npz", None, [2], {"weight_decay": 1e-4})
+    with pytest.raises(ValueError, match=r"different numbers of epochs: \[0, 2\]"):
+        ablations.embedding_norm_curves(tmp_path, "usps", 8905)
+
+
+def test_embedding_norm_curves_refuse_two_snapshots_with_the_same_switches(tmp_path):
+    for tag in ("a", "b"):
+        _norm_snapshot(tmp_path / f"usps-8905-dkm-p-decay-{tag}.npz", [5], [3],
+                       {"weight_decay": 1e-4})
+    with pytest.raises(ValueError, match="both 'weight decay 0.0001'"):
+        ablations.embedding_norm_curves(tmp_path, "usps", 8905)
 
 
 def _cli(*args, cwd):

@@ -20,6 +20,7 @@ from dkm.results import (
     ResultsStore,
     config_hash,
     new_record,
+    record_label,
     records_to_dataframe,
     validate_record,
 )
@@ -250,3 +251,13 @@ def test_concurrent_appenders_do_not_interleave(tmp_path: Path) -> None:
         warnings.simplefilter("error")
         tags = [record["params"]["tag"] for record in ResultsStore(path).records()]
     assert sorted(tags) == ["a"] * 15 + ["b"] * 15
+
+
+@pytest.mark.parametrize("method, params, label", [
+    ("dkm-p", {"distance": "euclidean"}, "DKM^p"),
+    ("dkm-p", {}, "DKM^p"),                       # older records name no distance
+    ("dkm-a", {"distance": "cosine"}, "DKM^a_ce"),
+    ("ae-km", {}, "AE-KM"),
+])
+def test_record_label_names_the_distance_only_where_it_is_not_the_papers(method, params, label):
+    assert record_label({"method": method, "params": params}) == label

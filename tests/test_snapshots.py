@@ -7,7 +7,7 @@ import pytest
 from dkm.data import load
 from dkm.experiments import run_seeds
 from dkm.methods.common import LoopConfig
-from dkm.snapshots import load_snapshot, sample_points, save_snapshot
+from dkm.snapshots import Snapshot, load_snapshot, sample_points, save_snapshot, write_snapshot
 
 TINY = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
 
@@ -58,6 +58,30 @@ def test_an_ablation_snapshot_scores_what_the_same_ablation_records(digits, tmp_
     with pytest.raises(ValueError, match="not among the methods"):
         save_snapshot(digits, ["dkm-p"], 8905, path, scale=0.02, loop=TINY,
                       overrides={"dcn-p": overrides})
+
+
+def test_write_snapshot_writes_what_load_snapshot_reads(tmp_path):
+    rng = np.random.default_rng(0)
+    snapshot = Snapshot({"dataset": "toy", "seed": 1, "methods": ["dkm-p", "ae-km"]},
+                        np.array([2, 5, 7]), np.array([0, 1, 1]),
+                        {"dkm-p": rng.normal(size=(3, 2)), "ae-km": rng.normal(size=(3, 2))},
+                        {"dkm-p": np.array([1, 0, 0]), "ae-km": np.array([0, 1, 1])},
+                        {"dkm-p": {"embedding_norm": np.array([2.0, 1.5])}, "ae-km": {}})
+    path = tmp_path / "deep" / "toy-1.npz"
+    write_snapshot(path, snapshot)
+    again = load_snapshot(path)
+    assert again.meta == snapshot.meta
+    assert np.array_equal(again.points, snapshot.points) and np.array_equal(again.y, snapshot.y)
+    for method in snapshot.meta["methods"]:
+        assert np.array_equal(again.embeddings[method], snapshot.embeddings[method])
+        assert np.array_equal(again.labels[method], snapshot.labels[method])
+    assert again.history["ae-km"] == {}
+    assert again.history["dkm-p"]["embedding_norm"].tolist() == [2.0, 1.5]
+    assert [p.name for p in path.parent.iterdir()] == ["toy-1.npz"]
+    with pytest.raises(ValueError, match=r"labels are of \['ae-km'\], its meta names"):
+        write_snapshot(path, Snapshot({"methods": ["ae-km", "dkm-p"]}, snapshot.points,
+                                      snapshot.y, snapshot.embeddings,
+                                      {"ae-km": snapshot.labels["ae-km"]}, snapshot.history))
 
 
 def test_the_sample_is_fixed_and_sorted():

@@ -141,6 +141,16 @@ def test_paper_names() -> None:
             paper.parse_model_label(bad)
 
 
+def test_an_embedding_is_named_by_its_method_but_ae_km_s_is_the_autoencoder_s() -> None:
+    assert paper.embedding_label("ae-km") == paper.AUTOENCODER_LABEL == "AE"
+    assert [paper.embedding_label(m) for m in ("dcn-p", "dkm-a", "dkm-p")] == [
+        "DCN^p", "DKM^a", "DKM^p"]
+    with pytest.raises(ValueError, match="km has no embedding"):
+        paper.embedding_label("km")
+    with pytest.raises(ValueError, match="unknown method"):
+        paper.embedding_label("ae")
+
+
 def test_paper_tradeoffs_and_datasets() -> None:
     assert paper.optimal_tradeoff("dkm-p", "usps") == 1.0
     assert paper.optimal_tradeoff("idec-np", "RCV1") == 1e-4

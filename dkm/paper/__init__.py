@@ -52,6 +52,8 @@ __all__ = [
     "TABLE_KEYS",
     "ModelRef",
     "model_label",
+    "embedding_label",
+    "AUTOENCODER_LABEL",
     "parse_model_label",
     "method_id",
     "dataset_id",
@@ -80,6 +82,10 @@ DATASET_LABELS: Mapping[str, str] = MappingProxyType(
         "rcv1": "RCV1",
     }
 )
+
+#: The paper's name of the pretrained autoencoder's embedding in its figure of learned
+#: representations (the embedding AE-KM clusters).
+AUTOENCODER_LABEL = "AE"
 
 #: Clustering distance f -> the suffix of the supplement's labels (``DKM^a_ce``).
 DISTANCES: Mapping[str, str] = MappingProxyType({"euclidean": "ee", "cosine": "ce"})
@@ -161,6 +167,38 @@ def model_label(
             raise ValueError(f"unknown distance {distance!r}; expected one of {sorted(DISTANCES)}")
         label = f"{label}_{DISTANCES[distance]}"
     return label + _KMEANS_SUFFIX if kmeans_on_embedding else label
+
+
+def embedding_label(method: str) -> str:
+    """The paper's name of a method's final embedding, as its figure of representations has it.
+
+    AE-KM clusters the pretrained autoencoder's embedding without changing it,
+    so its embedding is the autoencoder's, :data:`AUTOENCODER_LABEL` (``"AE"``);
+    every other method with an embedding is named by its own label.
+
+    Parameters
+    ----------
+    method : str
+        Package method id.
+
+    Returns
+    -------
+    str
+        For example ``embedding_label("ae-km") == "AE"`` and
+        ``embedding_label("dkm-p") == "DKM^p"``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, or KM, which clusters the data themselves and
+        has no embedding.
+    """
+    entry = registry.get(method)
+    if entry.family != "km":
+        return entry.label
+    if not entry.pretrained:
+        raise ValueError(f"{method} has no embedding: it clusters the data themselves")
+    return AUTOENCODER_LABEL
 
 
 def parse_model_label(label: str) -> ModelRef:
