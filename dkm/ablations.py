@@ -40,13 +40,12 @@ def protocol_params(dataset: str, method: str, data_fingerprint: str,
     That is, what :func:`dkm.experiments.run_seeds` records with the paper's
     λ/γ, the default loop and no overrides.
     """
-    from dkm.experiments import _spec, configure, run_params
+    from dkm.experiments import configure, run_params
     from dkm.methods.common import LoopConfig
 
     n_samples = PAPER_STATISTICS[paper_dataset(dataset)]["samples"]
     config = configure(method, SimpleNamespace(name=dataset, n_samples=n_samples), scale=scale)
-    return run_params(method, config, LoopConfig(progress=False), scale, _spec(method).tradeoff,
-                      data_fingerprint)
+    return run_params(method, config, LoopConfig(progress=False), scale, data_fingerprint)
 
 
 def switches(record: Mapping[str, Any]) -> dict[str, Any]:
