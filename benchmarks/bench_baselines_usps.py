@@ -19,10 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from dkm import registry
 from dkm.data import load
 from dkm.methods.common import LoopConfig, kmeans_on_embedding
-from dkm.methods.dcn import DCN_VARIANTS, fit_dcn
-from dkm.methods.idec import IDEC_VARIANTS, fit_idec
+from dkm.methods.dcn import fit_dcn
+from dkm.methods.idec import fit_idec
 from dkm.methods.km import AEKM_CONFIG, fit_aekm
 from dkm.methods.pretraining import load_or_pretrain
 from dkm.metrics import evaluate
@@ -50,8 +51,8 @@ def main() -> None:
     X, y, K, seeds = usps.X, usps.y, usps.n_clusters, [args.seed]
     loop = LoopConfig(progress=False)
     aekm = AEKM_CONFIG.scaled(args.scale)
-    dcn = DCN_VARIANTS["dcn-p"].scaled(args.scale)
-    idec = IDEC_VARIANTS["idec-p"].scaled(args.scale)
+    dcn = registry.get("dcn-p").default_config().scaled(args.scale)
+    idec = registry.get("idec-p").default_config().scaled(args.scale)
     configs = {
         "ae-km": (fit_aekm, aekm),
         "dcn-p": (fit_dcn, replace(dcn, lam=args.dcn_lambda)),

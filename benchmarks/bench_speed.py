@@ -36,7 +36,8 @@ import tensorflow as tf
 from dkm.autoencoder import Architecture, Autoencoder
 from dkm.cli import PAPER_METHODS
 from dkm.data import PAPER_STATISTICS
-from dkm.experiments import idec_update_interval, method_specs
+from dkm import registry
+from dkm.experiments import idec_update_interval
 from dkm.methods.dcn import DCNObjective, random_assignments
 from dkm.methods.dkm import DKMObjective, uniform_representatives
 from dkm.methods.idec import IDECObjective
@@ -143,7 +144,7 @@ def protocol_epochs() -> dict[str, int]:
     """Epochs of each training phase of the paper's eight methods, per seed (most, for IDEC)."""
     epochs = {"pretraining": 0, "dkm": 0, "dcn": 0, "idec": 0}
     for name in PAPER_METHODS:
-        config = method_specs()[name].config
+        config = registry.get(name).default_config()
         epochs["pretraining"] = max(epochs["pretraining"], getattr(config, "pretrain_epochs", 0))
         family = name.split("-")[0]
         if family == "dkm":

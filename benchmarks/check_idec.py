@@ -47,10 +47,11 @@ from pathlib import Path
 
 import numpy as np
 
+from dkm import registry
 from dkm.data import load
 from dkm.experiments import SPLIT_SEED, configure
 from dkm.methods.common import LoopConfig, kmeans_on_embedding
-from dkm.methods.idec import IDEC_VARIANTS, fit_idec
+from dkm.methods.idec import fit_idec
 from dkm.methods.pretraining import load_or_pretrain
 from dkm.metrics import evaluate
 from dkm.splits import validation_test_split
@@ -102,7 +103,8 @@ def term_summary(history: dict[str, np.ndarray], gamma: float) -> dict[str, list
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="usps")
-    parser.add_argument("--variant", choices=sorted(IDEC_VARIANTS), default="idec-np")
+    parser.add_argument("--variant", default="idec-np",
+                        choices=[m.id for m in registry.METHODS.values() if m.family == "idec"])
     parser.add_argument("--seed", type=int, action="append", help="repeat; default 291 and 1256")
     parser.add_argument("--config", type=parse_settings, action="append", default=[],
                         help="NAME=VALUE[,NAME=VALUE...] of the IDEC configuration, one run per "
@@ -113,7 +115,7 @@ def main() -> None:
     data = load(args.dataset)
     test = validation_test_split(data.n_samples, seed=SPLIT_SEED).test
     loop = LoopConfig(progress=False)
-    pretrain_epochs = IDEC_VARIANTS[args.variant].pretrain_epochs
+    pretrain_epochs = registry.get(args.variant).default_config().pretrain_epochs
     for seed in args.seed or [291, 1256]:
         pretrained = None
         if pretrain_epochs:

@@ -16,7 +16,8 @@ The package is split into small modules with one job each. Data:
 
 Models and their training:
 
-``dkm.registry``             every method described once: label, family, pretraining, trade-off.
+``dkm.registry``             every method described once: label, family, pretraining, trade-off,
+                             default configuration and what trains it (its estimator).
 ``dkm.annealing``            the inverse-temperature schedules of the paper.
 ``dkm.autoencoder``          the ``d-500-500-2000-K`` autoencoder.
 ``dkm.losses``               distances, the stable soft assignment and the DKM loss.
@@ -28,7 +29,8 @@ Models and their training:
 ``dkm.methods.dkm``          Deep k-Means: DKM^a, DKM^p and DKM^pa.
 ``dkm.methods.dcn``          DCN^p and DCN^np, with the switches of the DKM authors' variant.
 ``dkm.methods.idec``         IDEC^p and IDEC^np.
-``dkm.estimator``            ``DeepKMeans``, ``DCN`` and ``IDEC``: the scikit-learn estimators.
+``dkm.estimator``            ``DeepKMeans``, ``DCN`` and ``IDEC``: the scikit-learn estimators,
+                             through which the protocol trains the deep methods.
 
 Evaluation, the protocol and its results:
 

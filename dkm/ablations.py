@@ -244,12 +244,11 @@ def variant_params(variant: Variant, dataset: str, data_fingerprint: str,
     That is, what :func:`run_study` (through :func:`dkm.experiments.run_grid`)
     records, and hashes into the run's ``config_hash``, without training.
     """
-    from dkm.experiments import _spec, run_params
+    from dkm.experiments import run_params
     from dkm.methods.common import LoopConfig
 
     return run_params(variant.method, _configuration(variant, dataset, scale),
-                      LoopConfig(progress=False), scale, _spec(variant.method).tradeoff,
-                      data_fingerprint)
+                      LoopConfig(progress=False), scale, data_fingerprint)
 
 
 def protocol_params(dataset: str, method: str, data_fingerprint: str,

@@ -7,15 +7,16 @@ checks, seeding, the fitted attributes, ``predict`` and ``transform``);
 """
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from numbers import Integral, Real
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import tensorflow as tf
 from sklearn.base import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
                           TransformerMixin, _fit_context)
-from sklearn.utils import check_random_state
+from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -23,10 +24,12 @@ from dkm.annealing import Schedule, constant, custom, paper_annealing
 from dkm.autoencoder import PAPER_HIDDEN_SIZES, Architecture, Autoencoder
 from dkm.losses import DISTANCES, get_distance
 from dkm.methods.common import LoopConfig, MethodResult, nearest_center
-from dkm.methods.dkm import DKMConfig, fit_dkm
-from dkm.methods.dcn import DCN_VARIANTS, DCNConfig, fit_dcn
-from dkm.methods.idec import IDEC_VARIANTS, IDECConfig, fit_idec
-from dkm.training import SAMPLERS, embed, enable_determinism
+from dkm.methods.dcn import (DCN_INITIAL_COUNT, DCN_VARIANTS, LABEL_SOURCES, PULL_RULES,
+                             UPDATE_RULES, DCNConfig, fit_dcn)
+from dkm.methods.dkm import ASSIGNMENTS, DKMConfig, fit_dkm
+from dkm.methods.idec import IDEC_VARIANTS, RECONSTRUCTIONS, IDECConfig, fit_idec
+from dkm.methods.pretraining import Pretrained
+from dkm.training import LAYOUTS, SAMPLERS, embed, enable_determinism
 
 _MAX_SEED = 2**31 - 1
 
@@ -34,6 +37,7 @@ _MAX_SEED = 2**31 - 1
 _POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 _NON_NEGATIVE_INT = Interval(Integral, 0, None, closed="left")
 _NON_NEGATIVE = Interval(Real, 0, None, closed="left")  # also excludes inf and nan
+_POSITIVE = Interval(Real, 0, None, closed="neither")
 
 
 def _check_pretraining(variant: str, pretrain_epochs: int) -> int:
@@ -52,12 +56,21 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
 
     Subclasses define ``__init__`` (their parameters, stored unchanged, as
     scikit-learn requires), the constraints of their own parameters (added to
-    :attr:`_parameter_constraints`) and :meth:`_fit_method`; they must have the
-    parameters ``n_clusters``, ``hidden_sizes``, ``embedding_dim``,
-    ``batch_size``, ``learning_rate``, ``sampler``, ``random_state``,
-    ``progress`` and ``jit_compile``. scikit-learn checks every parameter
-    against the constraints when ``fit`` starts; checks that involve two
-    parameters are the subclasses' ``_config``.
+    :attr:`_parameter_constraints`), their configuration class
+    (:attr:`_config_class`, every field of which is a parameter of the same
+    name), the function that trains it (:attr:`_fit_function`) and
+    :meth:`_variant_fields`; they must have the parameters ``n_clusters``,
+    ``variant``, ``hidden_sizes``, ``embedding_dim``, ``batch_size``,
+    ``learning_rate``, ``sampler``, ``layout``, ``pretrained``,
+    ``random_state``, ``progress`` and ``jit_compile``. scikit-learn checks
+    every parameter against the constraints when ``fit`` starts; checks that
+    involve two parameters are the subclasses' :meth:`_variant_fields`.
+
+    :meth:`fit` trains one network, seeded by ``random_state``;
+    :meth:`fit_seeds` trains one per seed together (stacked replicas) and
+    returns their :class:`dkm.methods.common.MethodResult`, as the protocol
+    does (:meth:`from_config` builds the estimator of a protocol's
+    configuration).
 
     Fitted attributes
     -----------------
@@ -69,6 +82,8 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         Per-epoch training curves (loss and its terms).
     autoencoder_weights_ : list of ndarray
         Weights of the trained autoencoder.
+    embedding_ : ndarray of shape (n_samples, embedding_dim)
+        Final embedding of every training point.
     seed_ : int
         The seed actually used (drawn from ``random_state`` when not an int).
     n_features_in_ : int
@@ -82,28 +97,116 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         "hidden_sizes": ["array-like"],
         "embedding_dim": [_POSITIVE_INT, None],
         "batch_size": [_POSITIVE_INT],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": [_POSITIVE],
         "sampler": [StrOptions(set(SAMPLERS))],
+        "layout": [StrOptions(set(LAYOUTS)), None],
+        "pretrained": [Pretrained, None],
         "random_state": ["random_state"],
         "progress": ["boolean"],
         "jit_compile": ["boolean"],
+        "pretrain_epochs": [_NON_NEGATIVE_INT],
+        "kmeans_restarts": [_POSITIVE_INT],
+        "carry_optimizer_state": ["boolean"],
     }
+
+    #: The configuration class of the method; its fields are parameters of the estimator.
+    _config_class: type
+    #: ``fit(X, n_clusters, seeds, config, loop, pretrained=None, embedding_dim=None)``.
+    _fit_function: Callable[..., MethodResult]
 
     _distance_name: str = "euclidean"
 
     @abstractmethod
-    def _fit_method(self, X: np.ndarray, seed: int, loop: LoopConfig) -> MethodResult:
-        """Train on validated data for one seed and return the result."""
+    def _variant_fields(self) -> dict[str, Any]:
+        """The configuration fields that the variant decides (epochs, schedule, ...)."""
+
+    def _config(self) -> Any:
+        """The configuration trained: every field from the parameter of its name, then the
+        variant's."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self._config_class)}
+        return self._config_class(**{**fields, **self._variant_fields()})
+
+    @classmethod
+    def from_config(cls, config: Any, loop: LoopConfig, n_clusters: int, *, variant: str,
+                    pretrained: Pretrained | None = None,
+                    random_state=None) -> "DeepClusteringEstimator":
+        """The estimator that trains ``config`` with the loop settings ``loop``.
+
+        The protocol's route to a method (:meth:`dkm.registry.Method.train`):
+        the result of :meth:`fit_seeds` is that of the method's fit function
+        called with ``config`` and ``loop``, bit for bit.
+
+        Parameters
+        ----------
+        config : object
+            The method's configuration (an instance of :attr:`_config_class`).
+        loop : LoopConfig
+            Settings of the shared training loop.
+        n_clusters : int
+            Number of clusters ``K``, also the embedding size.
+        variant : str
+            The estimator's variant (``"p"``, ...) whose configuration ``config`` is.
+        pretrained : Pretrained, optional
+            The shared pretraining to start from.
+        random_state : int, optional
+            The seed of :meth:`fit`.
+
+        Raises
+        ------
+        ValueError
+            When ``config`` is not of this estimator's configuration class, or
+            when the estimator would train another configuration (a pretraining
+            for a variant without one, say).
+        """
+        if not isinstance(config, cls._config_class):
+            raise ValueError(f"{cls.__name__} trains a {cls._config_class.__name__}, "
+                             f"got {type(config).__name__}")
+        fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+        estimator = cls(
+            n_clusters, variant=variant, **fields, hidden_sizes=tuple(loop.hidden_sizes),
+            batch_size=loop.batch_size, learning_rate=loop.learning_rate, sampler=loop.sampler,
+            layout=loop.layout, pretrained=pretrained, random_state=random_state,
+            progress=loop.progress, jit_compile=loop.jit_compile,
+        )
+        estimator._validate_params()
+        if estimator._config() != config:
+            raise ValueError(f"{cls.__name__}(variant={variant!r}) cannot train {config}: it "
+                             f"would train {estimator._config()}")
+        return estimator
 
     def _check_X(self, X, *, fitting: bool) -> np.ndarray:
         """``X`` as finite float32; ``fitting`` records its features, else checks them."""
         X = validate_data(self, X, reset=fitting, dtype=np.float32, ensure_all_finite=True)
-        if fitting and X.shape[0] < self.n_clusters:
+        if fitting:
+            self._check_n_samples(X)
+        return X
+
+    def _check_n_samples(self, X: np.ndarray) -> None:
+        if X.shape[0] < self.n_clusters:
             raise ValueError(
                 f"n_samples={X.shape[0]} is smaller than n_clusters={self.n_clusters}: "
                 "there must be at least one sample per cluster"
             )
-        return X
+
+    def _check_pretrained(self, config: Any, n_replicas: int, n_features: int) -> None:
+        """``pretrained`` must be one of ``n_replicas`` networks of the right architecture,
+        pretrained for ``config.pretrain_epochs`` epochs."""
+        if self.pretrained is None:
+            return
+        if not config.pretrain_epochs:
+            raise ValueError(f"variant {self.variant!r} trains without pretraining: "
+                             "pretrained must be None")
+        architecture = self._loop().architecture(n_features, self.embedding_dim or self.n_clusters)
+        shapes = [tuple(w.shape) for w in self.pretrained.weights]
+        expected = [shape for fan_in, fan_out in architecture.layer_shapes
+                    for shape in ((n_replicas, fan_in, fan_out), (n_replicas, 1, fan_out))]
+        if shapes != expected:
+            raise ValueError(f"pretrained holds weights of shapes {shapes}; {n_replicas} "
+                             f"replica(s) of {architecture} need {expected}")
+        epochs = self.pretrained.history["loss"].shape[1]
+        if epochs != config.pretrain_epochs:
+            raise ValueError(f"pretrained was pretrained for {epochs} epochs, "
+                             f"pretrain_epochs is {config.pretrain_epochs}")
 
     def _seed(self) -> int:
         if isinstance(self.random_state, (int, np.integer)):
@@ -117,8 +220,17 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
             sampler=self.sampler,
             hidden_sizes=tuple(self.hidden_sizes),
             jit_compile=bool(self.jit_compile),
+            layout=self.layout,
             progress=bool(self.progress),
         )
+
+    def _train(self, X: np.ndarray, seeds: list[int]) -> MethodResult:
+        """Train on validated data, one replica per seed."""
+        config = self._config()
+        self._check_pretrained(config, len(seeds), X.shape[1])
+        return type(self)._fit_function(X, self.n_clusters, seeds, config, self._loop(),
+                                        pretrained=self.pretrained,
+                                        embedding_dim=self.embedding_dim)
 
     @property
     def _n_features_out(self) -> int:
@@ -134,6 +246,9 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
     def fit(self, X, y=None) -> "DeepClusteringEstimator":
         """Train the autoencoder and the clustering jointly on ``X``.
 
+        Asks TensorFlow for deterministic kernels first, then trains as
+        :meth:`fit_seeds` does for the seed of ``random_state``.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -148,13 +263,47 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         X = self._check_X(X, fitting=True)
         enable_determinism()
         self.seed_ = self._seed()
-        result = self._fit_method(X, self.seed_, self._loop())
+        result = self._train(X, [self.seed_])
         self.labels_ = result.labels[0]
         self.cluster_centers_ = result.centers[0]
         self.history_ = {name: values[0] for name, values in result.history.items()}
         self.autoencoder_weights_ = [w[0] for w in result.weights]
         self.embedding_ = result.embeddings[0]
         return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_seeds(self, X, seeds: Sequence[int]) -> MethodResult:
+        """Train one network per seed on ``X``, together (stacked replicas); ``random_state``
+        is not used.
+
+        The protocol's training (:func:`dkm.experiments.run_seeds`): the
+        estimator is left unfitted, and the result is returned whole, one
+        row per seed. With ``pretrained``, it holds one replica per seed, in
+        their order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite values; converted to float32.
+        seeds : sequence of int
+            One seed per replica: initialisation, k-means++ and minibatch order.
+
+        Returns
+        -------
+        MethodResult
+            Labels, embeddings, centres, curves and weights, replica axis first.
+
+        Raises
+        ------
+        ValueError
+            For bad data, no seeds, or a ``pretrained`` that does not fit them.
+        """
+        X = check_array(X, dtype=np.float32, ensure_all_finite=True)
+        self._check_n_samples(X)
+        seeds = list(seeds)
+        if not seeds or not all(isinstance(s, (int, np.integer)) for s in seeds):
+            raise ValueError(f"seeds must be a non-empty sequence of integers, got {seeds!r}")
+        return self._train(X, [int(s) for s in seeds])
 
     def _embed(self, X: np.ndarray) -> np.ndarray:
         architecture = Architecture(
@@ -212,6 +361,12 @@ class DeepKMeans(DeepClusteringEstimator):
         Pretraining epochs of variants ``"p"`` and ``"pa"``.
     kmeans_restarts : int, default=10
         k-means++ restarts for the representatives after pretraining.
+    carry_optimizer_state : bool, default=True
+        Continue pretraining's Adam moments in fine-tuning (the authors' code).
+    assignment : {"soft", "hard"}, default="soft"
+        The paper's soft assignment, or its ``α → ∞`` limit ``min_k f``.
+    weight_decay : float, default=0.0
+        L2 penalty on the network's kernels during fine-tuning.
     hidden_sizes : tuple of int, default=(500, 500, 2000)
         Encoder hidden layers; the decoder mirrors them.
     embedding_dim : int, optional
@@ -223,6 +378,15 @@ class DeepKMeans(DeepClusteringEstimator):
         Minibatch order: a permutation per epoch, the authors' independent
         draws of each batch, or the data's stored order as in IDEC's Keras
         code (see :class:`dkm.training.BatchSampler`).
+    layout : {"stacked", "sequential"}, optional
+        How :meth:`fit_seeds` runs several replicas (by device when None:
+        :func:`dkm.training.default_layout`); it does not change the result.
+    pretrained : Pretrained, optional
+        A pretraining to start from instead of computing one (variants with
+        pretraining): :func:`dkm.methods.pretraining.load_or_pretrain` for the
+        seed of ``random_state`` (or the seeds of :meth:`fit_seeds`), with
+        ``pretrain_epochs`` epochs and the same loop settings, as KMeans takes
+        an ``init`` array. The protocol shares one between its methods.
     random_state : int, RandomState or None, default=None
         Seed of the initialisation and the minibatch order. The same int on
         the same data and machine gives identical results, bit for bit.
@@ -250,9 +414,11 @@ class DeepKMeans(DeepClusteringEstimator):
         "alpha": [_NON_NEGATIVE],
         "finetune_epochs": [_POSITIVE_INT],
         "schedule": [Schedule, "array-like", None],
-        "pretrain_epochs": [_NON_NEGATIVE_INT],
-        "kmeans_restarts": [_POSITIVE_INT],
+        "assignment": [StrOptions(set(ASSIGNMENTS))],
+        "weight_decay": [_NON_NEGATIVE],
     }
+    _config_class = DKMConfig
+    _fit_function = staticmethod(fit_dkm)
 
     def __init__(
         self,
@@ -266,11 +432,16 @@ class DeepKMeans(DeepClusteringEstimator):
         schedule: Schedule | Sequence[float] | None = None,
         pretrain_epochs: int = 50,
         kmeans_restarts: int = 10,
+        carry_optimizer_state: bool = True,
+        assignment: str = "soft",
+        weight_decay: float = 0.0,
         hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
         embedding_dim: int | None = None,
         batch_size: int = 256,
         learning_rate: float = 1e-3,
         sampler: str = "permutation",
+        layout: str | None = None,
+        pretrained: Pretrained | None = None,
         random_state=None,
         progress: bool = True,
         jit_compile: bool = True,
@@ -284,11 +455,16 @@ class DeepKMeans(DeepClusteringEstimator):
         self.schedule = schedule
         self.pretrain_epochs = pretrain_epochs
         self.kmeans_restarts = kmeans_restarts
+        self.carry_optimizer_state = carry_optimizer_state
+        self.assignment = assignment
+        self.weight_decay = weight_decay
         self.hidden_sizes = hidden_sizes
         self.embedding_dim = embedding_dim
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.sampler = sampler
+        self.layout = layout
+        self.pretrained = pretrained
         self.random_state = random_state
         self.progress = progress
         self.jit_compile = jit_compile
@@ -306,30 +482,19 @@ class DeepKMeans(DeepClusteringEstimator):
             return constant(self.alpha, self.finetune_epochs)
         return paper_annealing()
 
-    def _config(self) -> DKMConfig:
-        return DKMConfig(
-            lam=float(self.lam),
-            schedule=self._schedule(),
-            pretrain_epochs=_check_pretraining(self.variant, self.pretrain_epochs),
-            distance=self.distance,
-            kmeans_restarts=int(self.kmeans_restarts),
-        )
-
-    def _fit_method(self, X: np.ndarray, seed: int, loop: LoopConfig) -> MethodResult:
-        return fit_dkm(X, self.n_clusters, [seed], self._config(), loop,
-                       embedding_dim=self.embedding_dim)
+    def _variant_fields(self) -> dict[str, Any]:
+        return {"schedule": self._schedule(),
+                "pretrain_epochs": _check_pretraining(self.variant, self.pretrain_epochs)}
 
 
-def _variant_epochs(
-    variants: dict, prefix: str, variant: str, epochs: int | None, pretrain_epochs: int
-) -> tuple[int, int]:
+def _variant_epochs(variants: dict, variant: str, epochs: int | None,
+                    pretrain_epochs: int) -> dict[str, int]:
     """Training and pretraining epochs of a baseline's variant ``"p"`` or ``"np"``.
 
-    ``epochs=None`` means the paper's value for the variant (``variants``).
+    ``epochs=None`` means the paper's value for the variant (``variants``, by suffix).
     """
-    paper_epochs = variants[f"{prefix}-{variant}"].epochs
-    return (paper_epochs if epochs is None else int(epochs),
-            _check_pretraining(variant, pretrain_epochs))
+    return {"epochs": variants[variant].epochs if epochs is None else int(epochs),
+            "pretrain_epochs": _check_pretraining(variant, pretrain_epochs)}
 
 
 #: The parameters that DCN and IDEC share beyond the base class's.
@@ -337,8 +502,6 @@ _BASELINE_CONSTRAINTS: dict = {
     **DeepClusteringEstimator._parameter_constraints,
     "variant": [StrOptions({"p", "np"})],
     "epochs": [_POSITIVE_INT, None],
-    "pretrain_epochs": [_NON_NEGATIVE_INT],
-    "kmeans_restarts": [_POSITIVE_INT],
 }
 
 
@@ -368,6 +531,28 @@ class DCN(DeepClusteringEstimator):
         Pretraining epochs of variant ``"p"``.
     kmeans_restarts : int, default=10
         k-means++ restarts for the initial centroids of variant ``"p"``.
+    initial_count : float, default=100.0
+        Starting value of the per-cluster counts (DCN's code).
+    carry_optimizer_state : bool, default=True
+        Continue pretraining's Adam moments (one Adam served both phases in
+        the DKM authors' DCN code).
+    update : {"batch", "last-sample", "none"}, default="batch"
+        Which samples of each batch are reassigned and move their centroid
+        after the step: all (Yang et al.), the last only (the DKM authors'
+        code) or none.
+    pull : {"stored", "nearest"}, default="stored"
+        The centroid each sample's clustering term pulls it towards: its
+        stored assignment (DCN) or its nearest one at this step.
+    train_centroids : bool, default=False
+        Adam also trains the centroids (the DKM authors' code).
+    clustering_weight : float, default=0.5
+        The clustering term is ``clustering_weight · λ ‖h − r‖²``: 0.5 in Yang
+        et al.'s loss, 1.0 in the DKM authors' code.
+    labels : {"nearest", "stored"}, default="nearest"
+        Where ``labels_`` come from: each point's nearest centroid after a
+        fresh forward pass, or the assignments stored after the last batch
+        (the DKM authors' code). :data:`dkm.methods.dcn.AUTHORS_DCN` sets the
+        authors' four switches.
     hidden_sizes : tuple of int, default=(500, 500, 2000)
         Encoder hidden layers; the decoder mirrors them.
     embedding_dim : int, optional
@@ -377,6 +562,15 @@ class DCN(DeepClusteringEstimator):
         Adam's learning rate.
     sampler : {"permutation", "independent", "sequential"}, default="permutation"
         Minibatch order (see :class:`dkm.training.BatchSampler`).
+    layout : {"stacked", "sequential"}, optional
+        How :meth:`fit_seeds` runs several replicas (by device when None:
+        :func:`dkm.training.default_layout`); it does not change the result.
+    pretrained : Pretrained, optional
+        A pretraining to start from instead of computing one (variants with
+        pretraining): :func:`dkm.methods.pretraining.load_or_pretrain` for the
+        seed of ``random_state`` (or the seeds of :meth:`fit_seeds`), with
+        ``pretrain_epochs`` epochs and the same loop settings, as KMeans takes
+        an ``init`` array. The protocol shares one between its methods.
     random_state : int, RandomState or None, default=None
         Seed; the same int gives identical results, bit for bit.
     progress : bool, default=True
@@ -395,7 +589,18 @@ class DCN(DeepClusteringEstimator):
     (1797,)
     """
 
-    _parameter_constraints: dict = {**_BASELINE_CONSTRAINTS, "lam": [_NON_NEGATIVE]}
+    _parameter_constraints: dict = {
+        **_BASELINE_CONSTRAINTS,
+        "lam": [_NON_NEGATIVE],
+        "initial_count": [_POSITIVE],
+        "update": [StrOptions(set(UPDATE_RULES))],
+        "pull": [StrOptions(set(PULL_RULES))],
+        "train_centroids": ["boolean"],
+        "clustering_weight": [_POSITIVE],
+        "labels": [StrOptions(set(LABEL_SOURCES))],
+    }
+    _config_class = DCNConfig
+    _fit_function = staticmethod(fit_dcn)
 
     def __init__(
         self,
@@ -406,11 +611,20 @@ class DCN(DeepClusteringEstimator):
         epochs: int | None = None,
         pretrain_epochs: int = 50,
         kmeans_restarts: int = 10,
+        initial_count: float = DCN_INITIAL_COUNT,
+        carry_optimizer_state: bool = True,
+        update: str = "batch",
+        pull: str = "stored",
+        train_centroids: bool = False,
+        clustering_weight: float = 0.5,
+        labels: str = "nearest",
         hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
         embedding_dim: int | None = None,
         batch_size: int = 256,
         learning_rate: float = 1e-3,
         sampler: str = "permutation",
+        layout: str | None = None,
+        pretrained: Pretrained | None = None,
         random_state=None,
         progress: bool = True,
         jit_compile: bool = True,
@@ -421,25 +635,26 @@ class DCN(DeepClusteringEstimator):
         self.epochs = epochs
         self.pretrain_epochs = pretrain_epochs
         self.kmeans_restarts = kmeans_restarts
+        self.initial_count = initial_count
+        self.carry_optimizer_state = carry_optimizer_state
+        self.update = update
+        self.pull = pull
+        self.train_centroids = train_centroids
+        self.clustering_weight = clustering_weight
+        self.labels = labels
         self.hidden_sizes = hidden_sizes
         self.embedding_dim = embedding_dim
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.sampler = sampler
+        self.layout = layout
+        self.pretrained = pretrained
         self.random_state = random_state
         self.progress = progress
         self.jit_compile = jit_compile
 
-    def _config(self) -> DCNConfig:
-        epochs, pretrain_epochs = _variant_epochs(
-            DCN_VARIANTS, "dcn", self.variant, self.epochs, self.pretrain_epochs
-        )
-        return DCNConfig(lam=float(self.lam), epochs=epochs, pretrain_epochs=pretrain_epochs,
-                         kmeans_restarts=int(self.kmeans_restarts))
-
-    def _fit_method(self, X: np.ndarray, seed: int, loop: LoopConfig) -> MethodResult:
-        return fit_dcn(X, self.n_clusters, [seed], self._config(), loop,
-                       embedding_dim=self.embedding_dim)
+    def _variant_fields(self) -> dict[str, Any]:
+        return _variant_epochs(DCN_VARIANTS, self.variant, self.epochs, self.pretrain_epochs)
 
 
 class IDEC(DeepClusteringEstimator):
@@ -481,6 +696,8 @@ class IDEC(DeepClusteringEstimator):
         nearly blind to the loss's scale, ``"mean"`` with γ trains like
         ``"sum"`` with ``n_features · γ``: on many features the KL term can
         then dominate (the book's chapter 7, 20NEWS IDEC^np).
+    carry_optimizer_state : bool, default=False
+        Continue pretraining's Adam moments; IDEC's code started a fresh Adam.
     hidden_sizes : tuple of int, default=(500, 500, 2000)
         Encoder hidden layers; the decoder mirrors them.
     embedding_dim : int, optional
@@ -490,6 +707,15 @@ class IDEC(DeepClusteringEstimator):
         Adam's learning rate.
     sampler : {"permutation", "independent", "sequential"}, default="permutation"
         Minibatch order (see :class:`dkm.training.BatchSampler`).
+    layout : {"stacked", "sequential"}, optional
+        How :meth:`fit_seeds` runs several replicas (by device when None:
+        :func:`dkm.training.default_layout`); it does not change the result.
+    pretrained : Pretrained, optional
+        A pretraining to start from instead of computing one (variants with
+        pretraining): :func:`dkm.methods.pretraining.load_or_pretrain` for the
+        seed of ``random_state`` (or the seeds of :meth:`fit_seeds`), with
+        ``pretrain_epochs`` epochs and the same loop settings, as KMeans takes
+        an ``init`` array. The protocol shares one between its methods.
     random_state : int, RandomState or None, default=None
         Seed; the same int gives identical results, bit for bit.
     progress : bool, default=True
@@ -513,8 +739,10 @@ class IDEC(DeepClusteringEstimator):
         "gamma": [_NON_NEGATIVE],
         "update_interval": [_POSITIVE_INT],
         "tol": [_NON_NEGATIVE],
-        "reconstruction": [StrOptions({"mean", "sum"})],
+        "reconstruction": [StrOptions(set(RECONSTRUCTIONS))],
     }
+    _config_class = IDECConfig
+    _fit_function = staticmethod(fit_idec)
 
     def __init__(
         self,
@@ -528,11 +756,14 @@ class IDEC(DeepClusteringEstimator):
         pretrain_epochs: int = 50,
         kmeans_restarts: int = 20,
         reconstruction: str = "mean",
+        carry_optimizer_state: bool = False,
         hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
         embedding_dim: int | None = None,
         batch_size: int = 256,
         learning_rate: float = 1e-3,
         sampler: str = "permutation",
+        layout: str | None = None,
+        pretrained: Pretrained | None = None,
         random_state=None,
         progress: bool = True,
         jit_compile: bool = True,
@@ -546,24 +777,17 @@ class IDEC(DeepClusteringEstimator):
         self.pretrain_epochs = pretrain_epochs
         self.kmeans_restarts = kmeans_restarts
         self.reconstruction = reconstruction
+        self.carry_optimizer_state = carry_optimizer_state
         self.hidden_sizes = hidden_sizes
         self.embedding_dim = embedding_dim
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.sampler = sampler
+        self.layout = layout
+        self.pretrained = pretrained
         self.random_state = random_state
         self.progress = progress
         self.jit_compile = jit_compile
 
-    def _config(self) -> IDECConfig:
-        epochs, pretrain_epochs = _variant_epochs(
-            IDEC_VARIANTS, "idec", self.variant, self.epochs, self.pretrain_epochs
-        )
-        return IDECConfig(gamma=float(self.gamma), epochs=epochs, pretrain_epochs=pretrain_epochs,
-                          update_interval=self.update_interval, tol=float(self.tol),
-                          kmeans_restarts=int(self.kmeans_restarts),
-                          reconstruction=self.reconstruction)
-
-    def _fit_method(self, X: np.ndarray, seed: int, loop: LoopConfig) -> MethodResult:
-        return fit_idec(X, self.n_clusters, [seed], self._config(), loop,
-                        embedding_dim=self.embedding_dim)
+    def _variant_fields(self) -> dict[str, Any]:
+        return _variant_epochs(IDEC_VARIANTS, self.variant, self.epochs, self.pretrain_epochs)

@@ -7,9 +7,10 @@ supplement's k-Means-friendliness table). It returns a record in the schema of
 :mod:`dkm.results`.
 
 Several seeds of the same method and configuration train together as stacked
-replicas (:mod:`dkm.autoencoder`), one record per seed; the pretraining is
-computed once per dataset and seed and shared by every pretrained method
-through an on-disk cache.
+replicas (:mod:`dkm.autoencoder`), one record per seed, through the method's
+estimator (:meth:`dkm.registry.Method.train`; KM and AE-KM through their fit
+function); the pretraining is computed once per dataset and seed and shared by
+every pretrained method through an on-disk cache.
 """
 from __future__ import annotations
 
@@ -53,56 +54,21 @@ def idec_update_interval(dataset: str, n_samples: int, batch_size: int = 256) ->
     return IDEC_UPDATE_INTERVAL.get(paper_dataset(dataset), max(1, -(-n_samples // batch_size) // 2))
 
 
-@dataclass(frozen=True)
-class MethodSpec:
-    """How the protocol runs one method.
-
-    Attributes
-    ----------
-    fit : callable
-        ``fit(X, n_clusters, seeds, config, loop, pretrained=None) -> MethodResult``.
-    config : object
-        The method's default configuration (a frozen dataclass with ``scaled``).
-    tradeoff : {"lambda", "gamma"} or None
-        Name of the method's trade-off hyperparameter, if it has one.
-    pretrained : bool
-        Whether the method starts from the shared pretraining.
-    """
-
-    fit: Callable[..., Any]
-    config: Any
-    tradeoff: str | None
-    pretrained: bool
-
-
-@functools.cache
-def method_specs() -> dict[str, MethodSpec]:
-    """Every method the protocol can run, by id (:data:`dkm.registry.METHODS`; imports
-    TensorFlow)."""
-    return {m.id: MethodSpec(m.fit_function(), m.default_config(), m.tradeoff, m.pretrained)
-            for m in registry.METHODS.values()}
-
-
 def available_methods() -> tuple[str, ...]:
     """Method ids accepted by :func:`run` (the paper's eight, and DKM^pa)."""
-    return tuple(method_specs())
-
-
-def _spec(method: str) -> MethodSpec:
-    registry.get(method)  # a clear error for an unknown id
-    return method_specs()[method]
+    return registry.ids()
 
 
 def default_tradeoff(method: str, dataset: str) -> float | None:
     """The paper's validation-optimal λ or γ (a variant of a paper's dataset takes its
     dataset's), or the method's default elsewhere."""
-    spec = _spec(method)
-    if spec.tradeoff is None:
+    entry = registry.get(method)
+    if entry.tradeoff is None:
         return None
     try:
         return paper.optimal_tradeoff(method, paper_dataset(dataset))
     except (KeyError, ValueError):
-        return float(getattr(spec.config, "lam", getattr(spec.config, "gamma", 1.0)))
+        return float(getattr(entry.default_config(), entry.config_field))
 
 
 def configure(method: str, dataset: Dataset, tradeoff: float | None = None, scale: float = 1.0,
@@ -126,14 +92,14 @@ def configure(method: str, dataset: Dataset, tradeoff: float | None = None, scal
     -------
     The method's configuration dataclass.
     """
-    spec = _spec(method)
-    config = spec.config
-    if registry.get(method).family == "idec":
+    entry = registry.get(method)
+    config = entry.default_config()
+    if entry.family == "idec":
         config = dataclasses.replace(
             config, update_interval=idec_update_interval(dataset.name, dataset.n_samples))
-    if spec.tradeoff is not None:
+    if entry.tradeoff is not None:
         value = default_tradeoff(method, dataset.name) if tradeoff is None else float(tradeoff)
-        config = dataclasses.replace(config, **{registry.get(method).config_field: value})
+        config = dataclasses.replace(config, **{entry.config_field: value})
     if overrides:
         config = dataclasses.replace(config, **overrides)
     return config.scaled(scale) if scale != 1.0 else config
@@ -151,16 +117,17 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def run_params(method: str, config: Any, loop: Any, scale: float, tradeoff_name: str | None,
+def run_params(method: str, config: Any, loop: Any, scale: float,
                fingerprint: str) -> dict[str, Any]:
     """The hyperparameters recorded with a run (and hashed to identify it)."""
+    entry = registry.get(method)
     params = _jsonable(config)
     for name in unrecorded_defaults(config):
         del params[name]
     params.pop("lam", None)
     params.pop("gamma", None)
-    if tradeoff_name is not None:
-        params[tradeoff_name] = getattr(config, registry.get(method).config_field)
+    if entry.tradeoff is not None:
+        params[entry.tradeoff] = getattr(config, entry.config_field)
     params.update(
         batch_size=loop.batch_size, learning_rate=loop.learning_rate, sampler=loop.sampler,
         hidden_sizes=list(loop.hidden_sizes), scale=scale, data_fingerprint=fingerprint,
@@ -265,20 +232,19 @@ def run_seeds(
     if not scale > 0:
         raise ValueError(f"scale must be > 0, got {scale!r}")
     loop = loop or LoopConfig(progress=False)
-    spec = _spec(method)
+    entry = registry.get(method)
     config = configure(method, dataset, tradeoff, scale, overrides or {})
-    params = run_params(method, config, loop, scale, spec.tradeoff, data_fingerprint(dataset))
+    params = run_params(method, config, loop, scale, data_fingerprint(dataset))
     split = validation_test_split(dataset.n_samples, seed=SPLIT_SEED)
     parts = {"validation": split.validation, "test": split.test}
 
     recorded = provenance()  # the code that trains, not the checkout when training ends
     start = time.perf_counter()
-    kwargs = {"pretrained": _shared_pretraining(dataset, seeds, config, loop, cache_dir)} \
-        if spec.pretrained and cache_dir is not None else {}
-    result = spec.fit(dataset.X, dataset.n_clusters, list(seeds), config, loop, **kwargs)
+    pretrained = (_shared_pretraining(dataset, seeds, config, loop, cache_dir)
+                  if entry.pretrained and cache_dir is not None else None)
+    result = entry.train(dataset.X, dataset.n_clusters, list(seeds), config, loop, pretrained)
     friendliness = (kmeans_on_embedding(result, dataset.n_clusters, seeds)
-                    if result.embeddings is not None and registry.get(method).kmeans_on_embedding
-                    else None)
+                    if entry.kmeans_on_embedding else None)
     wall = time.perf_counter() - start
 
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -333,8 +299,7 @@ def grid_cells(methods: Iterable[str], dataset: str, lambda_search: bool,
     frozen = tuple(sorted((overrides or {}).items()))
     cells = []
     for method in methods:
-        spec = _spec(method)
-        if spec.tradeoff is None:
+        if registry.get(method).tradeoff is None:
             cells.append(Cell(method, None, frozen))
         elif lambda_search:
             cells.extend(Cell(method, value, frozen) for value in TRADEOFF_GRID)
@@ -457,9 +422,8 @@ def run_grid(
 
 def _missing_seeds(done: Collection[str], data: Dataset, cell: Cell, seeds: Sequence[int],
                    scale: float, loop: Any) -> list[int]:
-    spec = _spec(cell.method)
     config = configure(cell.method, data, cell.tradeoff, scale, dict(cell.overrides))
-    params = run_params(cell.method, config, loop, scale, spec.tradeoff, data_fingerprint(data))
+    params = run_params(cell.method, config, loop, scale, data_fingerprint(data))
     return [int(s) for s in seeds if config_hash(data.name, cell.method, int(s), params) not in done]
 
 
@@ -522,10 +486,10 @@ def fit_methods(
     methods = list(methods)
     tradeoffs = dict(tradeoffs or {})
     for method in methods:
-        _spec(method)
+        registry.get(method)  # a clear error for an unknown id
     overrides = dict(overrides or {})
     for method in tradeoffs:
-        if method not in methods or _spec(method).tradeoff is None:
+        if method not in methods or registry.get(method).tradeoff is None:
             raise ValueError(f"a trade-off was given for {method!r}, which is not among the "
                              f"methods or has no trade-off")
     for method in overrides:
@@ -536,13 +500,14 @@ def fit_methods(
     pretrainings: dict[int, Any] = {}   # one per number of pretraining epochs
     results = {}
     for method in methods:
-        spec = _spec(method)
+        entry = registry.get(method)
         config = configure(method, data, tradeoffs.get(method), scale, overrides.get(method, {}))
-        kwargs = {}
-        if spec.pretrained:
+        pretrained = None
+        if entry.pretrained:
             epochs = config.pretrain_epochs
             if epochs not in pretrainings:
                 pretrainings[epochs] = _shared_pretraining(data, list(seeds), config, loop, None)
-            kwargs["pretrained"] = pretrainings[epochs]
-        results[method] = spec.fit(data.X, data.n_clusters, list(seeds), config, loop, **kwargs)
+            pretrained = pretrainings[epochs]
+        results[method] = entry.train(data.X, data.n_clusters, list(seeds), config, loop,
+                                      pretrained)
     return results

@@ -1,19 +1,21 @@
 """The methods the package runs, each described once.
 
 Every other module that needs to know about methods derives it from
-:data:`METHODS`: the protocol (which function trains a method, from which
-default configuration, with which trade-off), record validation, the paper's
-labels, the significance groups of the paper's tables, and the command line.
-Adding a method is one :class:`Method` entry here (plus its objective and
-``fit`` function). This module imports nothing heavy, so that labels and groups
-are available without TensorFlow.
+:data:`METHODS`: the protocol (which estimator or function trains a method,
+from which default configuration, with which trade-off: :meth:`Method.train`),
+record validation, the paper's labels, the significance groups of the paper's
+tables, and the command line. The method ids are written here and nowhere else
+in the package's code (the paper's shipped JSON aside). Adding a method is one
+:class:`Method` entry here (plus its objective, configuration and estimator or
+``fit`` function). This module imports nothing heavy, so that labels and
+groups are available without TensorFlow.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import import_module
 from types import MappingProxyType
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Literal, Mapping, Sequence
 
 __all__ = ["Method", "METHODS", "PAPER_METHODS", "get", "ids"]
 
@@ -42,14 +44,22 @@ class Method:
         The name of its trade-off hyperparameter in records and in the paper.
     in_paper : bool
         One of the paper's eight protocol methods.
-    fit : str
-        ``"module:function"`` that trains it.
     config : str
         ``"module:NAME"`` of its default configuration, or ``"module:NAME[key]"``
         for an entry of a dict of variants.
+    embedding : bool
+        Whether it learns an embedding of the data (KM clusters the raw data).
     kmeans_on_embedding : bool
         Whether the protocol also runs k-means on its final embedding (the
         supplement's k-Means-friendliness); AE-KM's own result is that already.
+    estimator : str or None
+        ``"module:Class"`` of the scikit-learn estimator that trains it (a
+        :class:`dkm.estimator.DeepClusteringEstimator`), for the deep methods.
+    variant : str or None
+        The estimator's ``variant`` parameter (``"p"`` for ``"dkm-p"``).
+    fit : str or None
+        ``"module:function"`` that trains a method without an estimator (the
+        k-means baselines): ``fit(X, n_clusters, seeds, config, loop, pretrained=None)``.
     """
 
     id: str
@@ -59,19 +69,23 @@ class Method:
     group: Group | None
     tradeoff: Literal["lambda", "gamma"] | None
     in_paper: bool
-    fit: str
     config: str
+    embedding: bool
     kmeans_on_embedding: bool
+    estimator: str | None = None
+    variant: str | None = None
+    fit: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.estimator is None) == (self.fit is None):
+            raise ValueError(f"{self.id}: give either an estimator or a fit function, not both")
+        if (self.estimator is None) != (self.variant is None):
+            raise ValueError(f"{self.id}: an estimator needs its variant, and only it has one")
 
     @property
     def config_field(self) -> str | None:
         """The configuration field holding the trade-off (``"lam"``, ``"gamma"``)."""
         return {"lambda": "lam", "gamma": "gamma", None: None}[self.tradeoff]
-
-    def fit_function(self) -> Callable[..., Any]:
-        """The function that trains the method (imports TensorFlow)."""
-        module, name = self.fit.split(":")
-        return getattr(import_module(module), name)
 
     def default_config(self) -> Any:
         """The method's default configuration (imports TensorFlow)."""
@@ -82,20 +96,83 @@ class Method:
         value = getattr(import_module(module), name)
         return value if key is None else value[key]
 
+    def make_estimator(self, config: Any, loop: Any, n_clusters: int,
+                       pretrained: Any = None) -> Any:
+        """The estimator that trains ``config`` with the loop settings ``loop``.
+
+        See :meth:`dkm.estimator.DeepClusteringEstimator.from_config` (imports
+        TensorFlow).
+
+        Raises
+        ------
+        ValueError
+            For a method without an estimator (KM, AE-KM).
+        """
+        if self.estimator is None:
+            raise ValueError(f"{self.id} has no estimator: {self.fit} trains it")
+        return _load(self.estimator).from_config(config, loop, n_clusters, variant=self.variant,
+                                                 pretrained=pretrained)
+
+    def train(self, X: Any, n_clusters: int, seeds: Sequence[int], config: Any, loop: Any,
+              pretrained: Any = None) -> Any:
+        """Train one replica per seed with ``config``; the protocol's one route to a method.
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            ``(N, d)`` data.
+        n_clusters : int
+            Number of clusters ``K``.
+        seeds : sequence of int
+            One seed per replica, trained together.
+        config : object
+            The method's configuration (:meth:`default_config`, changed).
+        loop : LoopConfig
+            Settings of the shared training loop.
+        pretrained : Pretrained, optional
+            The shared pretraining of these seeds; computed when needed and None.
+
+        Returns
+        -------
+        MethodResult
+            The deep methods' through their estimator
+            (:meth:`dkm.estimator.DeepClusteringEstimator.fit_seeds`), the
+            k-means baselines' through their fit function.
+        """
+        if self.estimator is None:
+            return _load(self.fit)(X, n_clusters, list(seeds), config, loop, pretrained=pretrained)
+        return self.make_estimator(config, loop, n_clusters, pretrained).fit_seeds(X, seeds)
+
+
+def _load(target: str) -> Any:
+    """The object named ``"module:NAME"``."""
+    module, name = target.split(":")
+    return getattr(import_module(module), name)
+
+
+#: The estimator class of each deep family.
+_ESTIMATORS: Mapping[str, str] = {"dcn": "DCN", "idec": "IDEC", "dkm": "DeepKMeans"}
+
 
 def _deep(id: str, label: str, family: Family, pretrained: bool, in_paper: bool = True) -> Method:
-    tradeoff = "gamma" if family == "idec" else "lambda"
-    return Method(id, label, family, pretrained, "pretrained" if pretrained else "not pretrained",
-                  tradeoff, in_paper, f"dkm.methods.{family}:fit_{family}",
-                  f"dkm.methods.{family}:{family.upper()}_VARIANTS[{id}]", True)
+    variant = id.removeprefix(f"{family}-")
+    return Method(
+        id, label, family, pretrained, group="pretrained" if pretrained else "not pretrained",
+        tradeoff="gamma" if family == "idec" else "lambda", in_paper=in_paper,
+        config=f"dkm.methods.{family}:{family.upper()}_VARIANTS[{variant}]",
+        embedding=True, kmeans_on_embedding=True,
+        estimator=f"dkm.estimator:{_ESTIMATORS[family]}", variant=variant,
+    )
 
 
 #: Every method, by id, in the order of the paper's tables.
 METHODS: Mapping[str, Method] = MappingProxyType({m.id: m for m in (
-    Method("km", "KM", "km", False, None, None, True, "dkm.methods.km:fit_km",
-           "dkm.methods.km:KM_CONFIG", False),
-    Method("ae-km", "AE-KM", "km", True, "pretrained", None, True, "dkm.methods.km:fit_aekm",
-           "dkm.methods.km:AEKM_CONFIG", False),
+    Method("km", "KM", "km", False, group=None, tradeoff=None, in_paper=True,
+           config="dkm.methods.km:KM_CONFIG", embedding=False, kmeans_on_embedding=False,
+           fit="dkm.methods.km:fit_km"),
+    Method("ae-km", "AE-KM", "km", True, group="pretrained", tradeoff=None, in_paper=True,
+           config="dkm.methods.km:AEKM_CONFIG", embedding=True, kmeans_on_embedding=False,
+           fit="dkm.methods.km:fit_aekm"),
     _deep("dcn-np", "DCN^np", "dcn", False),
     _deep("dcn-p", "DCN^p", "dcn", True),
     _deep("idec-np", "IDEC^np", "idec", False),

@@ -34,6 +34,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from dkm import registry
 from dkm.data import Dataset, load
 
 __all__ = ["Snapshot", "save_snapshot", "write_snapshot", "load_snapshot", "sample_points"]
@@ -101,7 +102,7 @@ def save_snapshot(
     dataset : str or Dataset
         The data, labelled; a name or path is loaded with :func:`dkm.data.load`.
     methods : iterable of str
-        Method ids with an embedding (not ``"km"``), trained from one shared
+        Method ids with an embedding (not KM), trained from one shared
         pretraining as in :func:`dkm.experiments.fit_methods`.
     seed : int
         The seed; with the same seed and scale, the scores equal the
@@ -140,8 +141,10 @@ def save_snapshot(
     if data.y is None:
         raise ValueError(f"{data.name} has no labels: a snapshot keeps the true classes")
     methods = list(methods)
-    if "km" in methods:
-        raise ValueError("km has no embedding to keep: leave it out of a snapshot's methods")
+    without = [m for m in methods if not registry.get(m).embedding]
+    if without:
+        raise ValueError(f"{', '.join(without)} has no embedding to keep: leave it out of a "
+                         "snapshot's methods")
     points = sample_points(data.n_samples, n_points)
     recorded = provenance()
     start = time.perf_counter()

@@ -126,3 +126,98 @@ def test_dkm_a_learns_digits_without_pretraining(digits):
     # Chance is about 0.11. DKM^a on digits at this scale reaches 0.30-0.56
     # depending on the seed (benchmarks/README.md): ask for more than twice chance.
     assert scores["acc"] > 0.25 and scores["nmi"] > 0.2, scores
+
+
+@pytest.fixture(scope="module")
+def shared_pretraining(small_digits):
+    """Two seeds' pretraining (2 epochs) of TINY's network for K = 5."""
+    from dkm.methods.common import LoopConfig
+    from dkm.methods.pretraining import load_or_pretrain
+
+    loop = LoopConfig(hidden_sizes=TINY["hidden_sizes"], progress=False)
+    return load_or_pretrain(small_digits[0], loop.architecture(64, 5), [3, 4], 2, loop)
+
+
+def _replica(pretrained, index):
+    from dkm.methods.pretraining import Pretrained
+
+    return Pretrained(
+        weights=[w[index:index + 1] for w in pretrained.weights],
+        optimizer_state={"iterations": pretrained.optimizer_state["iterations"],
+                         "moments": [[m[index:index + 1], v[index:index + 1]]
+                                     for m, v in pretrained.optimizer_state["moments"]]},
+        history={name: values[index:index + 1] for name, values in pretrained.history.items()},
+    )
+
+
+def test_fit_starts_from_a_given_pretraining_without_computing_one(small_digits, shared_pretraining,
+                                                                   monkeypatch):
+    import dkm.methods.pretraining as pretraining
+
+    X, _ = small_digits
+    computed = DeepKMeans(n_clusters=5, random_state=4, **TINY).fit(X)
+    monkeypatch.setattr(pretraining, "pretrain", lambda *a, **k: pytest.fail("pretrained again"))
+    model = DeepKMeans(n_clusters=5, random_state=4, pretrained=_replica(shared_pretraining, 1),
+                       **TINY)
+    # clone copies it, as it copies KMeans' init
+    assert clone(model).get_params()["pretrained"] is not model.pretrained
+    model.fit(X)
+    np.testing.assert_array_equal(model.labels_, computed.labels_)
+    np.testing.assert_array_equal(model.history_["pretrain_loss"],
+                                  computed.history_["pretrain_loss"])
+
+
+def test_fit_seeds_trains_a_replica_per_seed_and_leaves_the_estimator_unfitted(
+        small_digits, shared_pretraining):
+    from sklearn.exceptions import NotFittedError
+
+    X, _ = small_digits
+    model = DeepKMeans(n_clusters=5, pretrained=shared_pretraining, **TINY)
+    result = model.fit_seeds(X, [3, 4])
+    assert result.labels.shape == (2, 300) and result.embeddings.shape == (2, 300, 5)
+    alone = DeepKMeans(n_clusters=5, random_state=4, **TINY).fit(X)
+    np.testing.assert_array_equal(result.labels[1], alone.labels_)
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+    with pytest.raises(ValueError, match="seeds must be a non-empty sequence of integers"):
+        model.fit_seeds(X, [])
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (dict(variant="a"), "variant 'a' trains without pretraining: pretrained must be None"),
+        (dict(pretrain_epochs=3), "pretrained was pretrained for 2 epochs, pretrain_epochs is 3"),
+        (dict(n_clusters=4), r"pretrained holds weights of shapes"),
+    ],
+)
+def test_a_pretraining_that_does_not_fit_is_a_clear_value_error(small_digits, shared_pretraining,
+                                                                params, message):
+    model = DeepKMeans(**{**TINY, "n_clusters": 5, "random_state": 3, **params},
+                       pretrained=_replica(shared_pretraining, 0))
+    with pytest.raises(ValueError, match=message):
+        model.fit(small_digits[0])
+    with pytest.raises(ValueError, match=r"pretrained holds weights of shapes .* 1 replica"):
+        DeepKMeans(n_clusters=5, pretrained=shared_pretraining, **TINY).fit(small_digits[0])
+
+
+def test_from_config_builds_the_estimator_of_a_configuration():
+    import dataclasses
+
+    from dkm import DCN
+    from dkm.methods.common import LoopConfig
+    from dkm.methods.dcn import AUTHORS_DCN, DCN_VARIANTS
+    from dkm.methods.dkm import DKM_VARIANTS
+
+    loop = LoopConfig(hidden_sizes=(16,), batch_size=64, layout="sequential", progress=False)
+    config = dataclasses.replace(DCN_VARIANTS["p"], lam=0.5, epochs=3, **AUTHORS_DCN)
+    model = DCN.from_config(config, loop, 7, variant="p", random_state=1)
+    assert model._config() == config and model._loop() == loop
+    assert (model.n_clusters, model.update, model.random_state) == (7, "last-sample", 1)
+    assert clone(model).get_params() == model.get_params()
+    with pytest.raises(ValueError, match="DCN trains a DCNConfig, got DKMConfig"):
+        DCN.from_config(DKM_VARIANTS["p"], loop, 7, variant="p")
+    with pytest.raises(ValueError, match=r"DeepKMeans\(variant='a'\) cannot train"):
+        DeepKMeans.from_config(DKM_VARIANTS["p"], loop, 7, variant="a")
+    with pytest.raises(ValueError, match="'initial_count' parameter of DCN must be"):
+        DCN.from_config(dataclasses.replace(config, initial_count=0.0), loop, 7, variant="p")

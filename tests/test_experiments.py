@@ -93,10 +93,10 @@ def test_switches_added_later_enter_the_record_only_when_set():
     from dkm.methods.dcn import AUTHORS_DCN
 
     usps_like = SimpleNamespace(name="usps", n_samples=9298)
-    default = run_params("dcn-p", configure("dcn-p", usps_like), TINY, 1.0, "lambda", "f")
+    default = run_params("dcn-p", configure("dcn-p", usps_like), TINY, 1.0, "f")
     assert not set(AUTHORS_DCN) & set(default)
     authors = run_params("dcn-p", configure("dcn-p", usps_like, overrides=AUTHORS_DCN), TINY, 1.0,
-                         "lambda", "f")
+                         "f")
     assert {k: authors[k] for k in AUTHORS_DCN} == AUTHORS_DCN
     assert {k: v for k, v in authors.items() if k not in AUTHORS_DCN} == default
 
@@ -261,3 +261,67 @@ def test_fit_methods_rejects_unknown_methods_and_misplaced_tradeoffs(digits):
         fit_methods(digits, ["ae-km"], [1], tradeoffs={"ae-km": 1.0})
     with pytest.raises(ValueError, match="scale"):
         fit_methods(digits, ["km"], [1], scale=0)
+
+
+@pytest.fixture
+def trained_results(monkeypatch):
+    """The MethodResult of every :meth:`dkm.registry.Method.train` call made while it is active."""
+    from dkm import registry
+
+    results = []
+    train = registry.Method.train
+
+    def recording(self, *args, **kwargs):
+        results.append(train(self, *args, **kwargs))
+        return results[-1]
+
+    monkeypatch.setattr(registry.Method, "train", recording)
+    return results
+
+
+@pytest.mark.parametrize("method", ["dkm-p", "dcn-p", "idec-p", "dkm-a"])
+def test_a_grid_record_and_an_estimator_fit_with_its_seed_and_pretraining_agree(
+        method, digits, tmp_path, trained_results):
+    from dkm import registry
+    from dkm.experiments import SPLIT_SEED, _scores
+    from dkm.methods.pretraining import load_or_pretrain
+    from dkm.splits import validation_test_split
+
+    seed, cache = 8905, tmp_path / "pretraining"
+    run_grid([digits], [method], [seed], tmp_path / "runs.jsonl", scale=0.02, loop=TINY,
+             cache_dir=cache, progress=False, log=lambda m: None)
+    record, = ResultsStore(tmp_path / "runs.jsonl").records()
+    protocol, = trained_results
+
+    entry = registry.get(method)
+    config = configure(method, digits, scale=0.02)
+    pretrained = (load_or_pretrain(digits.X, TINY.architecture(digits.n_features, 10), [seed],
+                                   config.pretrain_epochs, TINY, cache_dir=cache)
+                  if entry.pretrained else None)
+    model = entry.make_estimator(config, TINY, digits.n_clusters, pretrained)
+    model.set_params(random_state=seed).fit(digits.X)
+
+    np.testing.assert_array_equal(model.labels_, protocol.labels[0])
+    np.testing.assert_array_equal(model.embedding_, protocol.embeddings[0])
+    split = validation_test_split(digits.n_samples, seed=SPLIT_SEED)
+    parts = {"validation": split.validation, "test": split.test}
+    assert _scores(digits.y, model.labels_, parts) == record["metrics"]
+
+
+def test_a_deep_kmeans_written_by_hand_gives_the_protocols_labels(digits, tmp_path,
+                                                                  trained_results):
+    """What a user writes: DeepKMeans with the record's λ, epochs and shared pretraining."""
+    from dkm import DeepKMeans
+    from dkm.methods.pretraining import load_or_pretrain
+
+    seed, cache = 9129, tmp_path / "pretraining"
+    record = run_seeds(digits, "dkm-p", [seed], scale=0.02, loop=TINY, cache_dir=cache)[0]
+    params = record["params"]
+    assert params["pretrain_epochs"] == 1 and params["schedule"]["alphas"] == [1000.0]
+    pretrained = load_or_pretrain(digits.X, TINY.architecture(digits.n_features, 10), [seed],
+                                  1, TINY, cache_dir=cache)
+    model = DeepKMeans(10, lam=params["lambda"], pretrain_epochs=1,
+                       finetune_epochs=params["schedule"]["epochs_per_alpha"],
+                       hidden_sizes=TINY.hidden_sizes, pretrained=pretrained, random_state=seed,
+                       progress=False).fit(digits.X)
+    np.testing.assert_array_equal(model.labels_, trained_results[0].labels[0])

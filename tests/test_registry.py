@@ -10,9 +10,17 @@ from dkm.cli import PAPER_METHODS
 
 
 def test_every_entry_is_consistent_with_its_own_configuration():
+    from dkm.methods.common import LoopConfig
+
     for method in registry.METHODS.values():
         config = method.default_config()
-        assert callable(method.fit_function())
+        if method.estimator is None:
+            with pytest.raises(ValueError, match=f"{method.id} has no estimator"):
+                method.make_estimator(config, LoopConfig(), 10)
+        else:  # the estimator of its variant trains its default configuration
+            estimator = method.make_estimator(config, LoopConfig(), 10)
+            assert estimator.variant == method.variant and estimator._config() == config
+            assert method.id == f"{method.family}-{method.variant}"
         if method.tradeoff is None:
             assert method.config_field is None
         else:
@@ -32,12 +40,24 @@ def test_the_modules_derive_their_method_lists_from_the_registry():
 
 
 def test_the_protocol_runs_what_the_registry_says():
-    from dkm.experiments import available_methods, method_specs
+    from dkm.experiments import available_methods
 
     assert available_methods() == registry.ids()
-    for method_id, spec in method_specs().items():
-        entry = registry.get(method_id)
-        assert (spec.tradeoff, spec.pretrained) == (entry.tradeoff, entry.pretrained)
+
+
+def test_an_entry_names_an_estimator_or_a_fit_function():
+    common = dict(id="x", label="X", family="dkm", pretrained=False, group=None, tradeoff=None,
+                  in_paper=False, config="m:C", embedding=True, kmeans_on_embedding=True)
+    with pytest.raises(ValueError, match="either an estimator or a fit function"):
+        registry.Method(**common, estimator="m:E", variant="a", fit="m:f")
+    with pytest.raises(ValueError, match="either an estimator or a fit function"):
+        registry.Method(**common)
+    with pytest.raises(ValueError, match="needs its variant"):
+        registry.Method(**common, estimator="m:E")
+
+
+def test_only_km_has_no_embedding():
+    assert [m.id for m in registry.METHODS.values() if not m.embedding] == ["km"]
 
 
 def test_an_unknown_method_names_the_known_ones():

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
-from dkm.experiments import method_specs
+from dkm import registry
 from dkm.methods.common import LoopConfig
 from dkm.training import LAYOUTS
 
@@ -36,14 +36,14 @@ def data():
 
 @pytest.mark.parametrize("method", METHODS)
 def test_a_replica_of_a_batched_run_equals_the_separate_run(method, data):
-    spec = method_specs()[method]
-    config = spec.config.scaled(SCALE)
+    entry = registry.get(method)  # the protocol's route: the method's estimator
+    config = entry.default_config().scaled(SCALE)
     if method.startswith("idec"):
         config = dataclasses.replace(config, update_interval=3)
-    alone = spec.fit(data, K, [11], config, LOOP)
+    alone = entry.train(data, K, [11], config, LOOP)
 
     for layout in LAYOUTS:
-        together = spec.fit(data, K, [7, 11], config, dataclasses.replace(LOOP, layout=layout))
+        together = entry.train(data, K, [7, 11], config, dataclasses.replace(LOOP, layout=layout))
         np.testing.assert_array_equal(together.labels[1], alone.labels[0], err_msg=layout)
         for name, curve in alone.history.items():
             np.testing.assert_allclose(together.history[name][1], curve[0], rtol=1e-5, atol=1e-6,

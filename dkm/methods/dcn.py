@@ -258,10 +258,12 @@ class DCNConfig:
                        pretrain_epochs=scale_epochs(self.pretrain_epochs, factor))
 
 
-#: The paper's variants (λ is dataset-specific: see :mod:`dkm.paper`).
+#: The paper's variants by suffix (``"np"``: DCN^np; the method ids are in
+#: :mod:`dkm.registry`); λ is dataset-specific (see :mod:`dkm.paper`), this one
+#: is the default elsewhere.
 DCN_VARIANTS: dict[str, DCNConfig] = {
-    "dcn-np": DCNConfig(lam=0.1, epochs=200, pretrain_epochs=0),
-    "dcn-p": DCNConfig(lam=0.1, epochs=50),
+    "np": DCNConfig(lam=0.1, epochs=200, pretrain_epochs=0),
+    "p": DCNConfig(lam=0.1, epochs=50),
 }
 
 #: The four switches as the DKM authors' DCN code had them (apply with

@@ -143,11 +143,13 @@ class DKMConfig:
                        pretrain_epochs=scale_epochs(self.pretrain_epochs, factor))
 
 
-#: The paper's variants (λ is dataset-specific: see :mod:`dkm.paper`).
+#: The paper's variants by suffix (``"a"``: DKM^a; the method ids are in
+#: :mod:`dkm.registry`); λ is dataset-specific (see :mod:`dkm.paper`), this one
+#: is the default elsewhere.
 DKM_VARIANTS: dict[str, DKMConfig] = {
-    "dkm-a": DKMConfig(lam=0.1, schedule=paper_annealing(), pretrain_epochs=0),
-    "dkm-p": DKMConfig(lam=1.0, schedule=constant(1000.0, 100)),
-    "dkm-pa": DKMConfig(lam=1.0, schedule=paper_annealing()),
+    "a": DKMConfig(lam=0.1, schedule=paper_annealing(), pretrain_epochs=0),
+    "p": DKMConfig(lam=1.0, schedule=constant(1000.0, 100)),
+    "pa": DKMConfig(lam=1.0, schedule=paper_annealing()),
 }
 
 

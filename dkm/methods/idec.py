@@ -199,10 +199,11 @@ class IDECConfig:
                        pretrain_epochs=scale_epochs(self.pretrain_epochs, factor))
 
 
-#: The paper's variants (γ and the update interval are dataset-specific).
+#: The paper's variants by suffix (``"np"``: IDEC^np; the method ids are in
+#: :mod:`dkm.registry`); γ and the update interval are dataset-specific.
 IDEC_VARIANTS: dict[str, IDECConfig] = {
-    "idec-np": IDECConfig(epochs=200, pretrain_epochs=0),
-    "idec-p": IDECConfig(epochs=50),
+    "np": IDECConfig(epochs=200, pretrain_epochs=0),
+    "p": IDECConfig(epochs=50),
 }
 
 
