@@ -529,11 +529,11 @@ def test_line_search_table_and_verdicts_write_the_summary_for_a_reader():
                        std_paper=math.nan, best=1.0, test_best=69.0),
     }, orient="index")
     table = tables.line_search_table(summary, "usps")
-    assert list(table.index) == [paper.METHOD_LABELS["dkm-p"], paper.METHOD_LABELS["dkm-pa"]]
-    row = table.loc[paper.METHOD_LABELS["dkm-p"]]
+    assert list(table.index) == ["DKM<sup>p</sup>", "DKM<sup>pa</sup>"]
+    row = table.loc["DKM<sup>p</sup>"]
     assert row["test ACC at chosen"] == "71.3 ± 1.0" and row["test ACC at paper's"] == "70.0"
     assert row["paper (USPS)"] == "1" and row["values × runs"] == "8 × 3"
-    assert table.loc[paper.METHOD_LABELS["dkm-pa"], "test ACC at paper's"] == "—"
+    assert table.loc["DKM<sup>pa</sup>", "test ACC at paper's"] == "—"
     lines = tables.line_search_verdicts(summary, "usps").splitlines()
-    assert lines[0].startswith("* DKM^p: λ = 0.1, 1 decade below the paper's 1 on USPS")
-    assert lines[1] == "* DKM^pa: λ = 1; the paper gives no value."
+    assert lines[0].startswith("* DKM<sup>p</sup>: λ = 0.1, 1 decade below the paper's 1 on USPS")
+    assert lines[1] == "* DKM<sup>pa</sup>: λ = 1; the paper gives no value."

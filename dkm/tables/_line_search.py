@@ -6,6 +6,7 @@ import math
 import pandas as pd
 
 from dkm import paper
+from dkm.tables._render import typeset
 
 
 def _symbol(tradeoff_name: str) -> str:
@@ -17,7 +18,7 @@ def _mean_std(mean: float, std: float) -> str:
 
 
 def line_search_table(summary: pd.DataFrame, reference: str) -> pd.DataFrame:
-    """The summary of a line search as display text, one row per method (its paper label).
+    """The summary of a line search as display text (HTML), one row per method (its label).
 
     Parameters
     ----------
@@ -30,7 +31,7 @@ def line_search_table(summary: pd.DataFrame, reference: str) -> pd.DataFrame:
     rows = []
     for method, row in summary.iterrows():
         rows.append({
-            "method": paper.METHOD_LABELS[method],
+            "method": typeset(paper.METHOD_LABELS[method]),
             "chosen (validation)": f"{row.chosen:g}",
             f"paper ({place})": "none" if math.isnan(row.paper) else f"{row.paper:g}",
             "values × runs": f"{row['values']} × {row.runs}",
@@ -44,7 +45,7 @@ def line_search_table(summary: pd.DataFrame, reference: str) -> pd.DataFrame:
 
 
 def line_search_verdicts(summary: pd.DataFrame, reference: str) -> str:
-    """One Markdown bullet per method: its chosen value against the paper's, in decades.
+    """One Markdown bullet per method (labels in HTML): its value against the paper's, in decades.
 
     Parameters
     ----------
@@ -56,7 +57,7 @@ def line_search_verdicts(summary: pd.DataFrame, reference: str) -> str:
     place = paper.dataset_label(reference)
     lines = []
     for method, row in summary.iterrows():
-        label, symbol = paper.METHOD_LABELS[method], _symbol(row.tradeoff_name)
+        label, symbol = typeset(paper.METHOD_LABELS[method]), _symbol(row.tradeoff_name)
         if math.isnan(row.paper):
             lines.append(f"* {label}: {symbol} = {row.chosen:g}; the paper gives no value.")
         elif row.chosen == row.paper:
