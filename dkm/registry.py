@@ -78,7 +78,7 @@ class Method:
 
     def __post_init__(self) -> None:
         if (self.estimator is None) == (self.fit is None):
-            raise ValueError(f"{self.id}: give either an estimator or a fit function, not both")
+            raise ValueError(f"{self.id}: give exactly one of an estimator and a fit function")
         if (self.estimator is None) != (self.variant is None):
             raise ValueError(f"{self.id}: an estimator needs its variant, and only it has one")
 

@@ -48,9 +48,9 @@ def test_the_protocol_runs_what_the_registry_says():
 def test_an_entry_names_an_estimator_or_a_fit_function():
     common = dict(id="x", label="X", family="dkm", pretrained=False, group=None, tradeoff=None,
                   in_paper=False, config="m:C", embedding=True, kmeans_on_embedding=True)
-    with pytest.raises(ValueError, match="either an estimator or a fit function"):
+    with pytest.raises(ValueError, match="exactly one of an estimator and a fit function"):
         registry.Method(**common, estimator="m:E", variant="a", fit="m:f")
-    with pytest.raises(ValueError, match="either an estimator or a fit function"):
+    with pytest.raises(ValueError, match="exactly one of an estimator and a fit function"):
         registry.Method(**common)
     with pytest.raises(ValueError, match="needs its variant"):
         registry.Method(**common, estimator="m:E")
