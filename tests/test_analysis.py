@@ -167,7 +167,7 @@ def test_claims_table_has_a_row_per_claim_and_dataset_with_n_paper_ours_and_a_sy
     assert "<sup>" in table.index[0][0] and "^" not in table.index[0][0]
     usps = table.loc[table.index[1]]
     assert usps[("", "n")] == 4
-    assert (usps[("ACC", "paper")], usps[("ACC", "ours")]) == ("+5.0", "+2.0 ± 1.0")
+    assert (usps[("ACC", "paper")], usps[("ACC", "ours")]) == ("+5.0", "+2.0\u00a0±\u00a01.0")
     assert usps[("ACC", " ")] == VERDICT_SYMBOLS["reproduced"]
     assert (usps[("NMI", "ours")], usps[("NMI", " ")]) == ("–", VERDICT_SYMBOLS["not testable"])
     mnist = table.loc[table.index[0]]

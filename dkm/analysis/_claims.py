@@ -167,11 +167,14 @@ def verdict_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = No
 
 
 def _difference_text(ours: float, low: float, high: float, n: int) -> str:
-    """Our mean paired difference ± the half-width of its interval ("–" without pairs)."""
+    """Our mean paired difference ± the half-width of its interval ("–" without pairs).
+
+    The spaces around ± do not break, so that a narrow table column keeps the figure on one line.
+    """
     if n == 0:
         return "–"
     half = (high - low) / 2
-    return f"{ours:+.1f}" if math.isnan(half) else f"{ours:+.1f} ± {half:.1f}"
+    return f"{ours:+.1f}" if math.isnan(half) else f"{ours:+.1f}\u00a0±\u00a0{half:.1f}"
 
 
 def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) -> pd.DataFrame:
