@@ -19,10 +19,7 @@ from dkm import paper
 from dkm.analysis import paper_tradeoff, search_curves
 from dkm.experiments import TRADEOFF_GRID
 
-__all__ = ["TRADEOFF_SYMBOLS", "line_search_figure"]
-
-#: The trade-off parameters' symbols, by their record names.
-TRADEOFF_SYMBOLS: Mapping[str, str] = {"lambda": "λ", "gamma": "γ"}
+__all__ = ["line_search_figure"]
 
 
 def line_search_figure(frame: pd.DataFrame, records: Iterable[Mapping[str, Any]], reference: str,
@@ -79,7 +76,7 @@ def line_search_figure(frame: pd.DataFrame, records: Iterable[Mapping[str, Any]]
         if not math.isnan(theirs):
             ax.axvline(theirs, color="tab:red", ls="--", lw=1.3,
                        label=f"paper ({paper.dataset_label(reference)})")
-        symbol = TRADEOFF_SYMBOLS[paper.tradeoff_name(method)]
+        symbol = paper.TRADEOFF_SYMBOLS[paper.tradeoff_name(method)]
         ax.set(xscale="log", xlabel=symbol, xlim=(min(TRADEOFF_GRID) / 2, max(TRADEOFF_GRID) * 2),
                title=f"{typeset(paper.METHOD_LABELS[method], 'latex')}: ACC against {symbol}")
         ax.xaxis.set_tick_params(labelbottom=True)

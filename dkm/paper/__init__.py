@@ -61,6 +61,7 @@ __all__ = [
     "reported",
     "reported_results",
     "tradeoff_name",
+    "TRADEOFF_SYMBOLS",
     "optimal_tradeoff",
     "dataset_statistics",
 ]
@@ -335,6 +336,10 @@ def reported(table: str, model: str, dataset: str, metric: str) -> tuple[float, 
             f"that table has the models {models} and the metrics {metrics}"
         )
     return _index()[key]
+
+
+#: The trade-off hyperparameters' symbols in the paper, by their record names.
+TRADEOFF_SYMBOLS: Mapping[str, str] = MappingProxyType({"lambda": "λ", "gamma": "γ"})
 
 
 def tradeoff_name(method: str) -> str:

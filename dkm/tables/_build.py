@@ -9,14 +9,14 @@ import pandas as pd
 from dkm import paper
 from dkm.tables._cells import _datasets_cells, _results_cells, _tradeoff_cells
 from dkm.tables._selection import _scale_label
-from dkm.tables._spec import _STATISTIC_LABELS, _TRADEOFF_SYMBOLS, TABLES, TableSpec
+from dkm.tables._spec import _STATISTIC_LABELS, TABLES, TableSpec
 
 
 def _row_label(spec: TableSpec, key: str) -> str:
     if spec.kind == "datasets":
         return _STATISTIC_LABELS[key]
     if spec.kind == "tradeoff":
-        return f"{_TRADEOFF_SYMBOLS[paper.tradeoff_name(paper.method_id(key))]} ({key})"
+        return f"{paper.TRADEOFF_SYMBOLS[paper.tradeoff_name(paper.method_id(key))]} ({key})"
     return key
 
 

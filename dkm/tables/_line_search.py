@@ -9,10 +9,6 @@ from dkm import paper
 from dkm.tables._render import typeset
 
 
-def _symbol(tradeoff_name: str) -> str:
-    return {"lambda": "λ", "gamma": "γ"}[tradeoff_name]
-
-
 def _mean_std(mean: float, std: float) -> str:
     return f"{mean:.1f}" + ("" if math.isnan(std) else f" ± {std:.1f}")
 
@@ -57,7 +53,7 @@ def line_search_verdicts(summary: pd.DataFrame, reference: str) -> str:
     place = paper.dataset_label(reference)
     lines = []
     for method, row in summary.iterrows():
-        label, symbol = typeset(paper.METHOD_LABELS[method]), _symbol(row.tradeoff_name)
+        label, symbol = typeset(paper.METHOD_LABELS[method]), paper.TRADEOFF_SYMBOLS[row.tradeoff_name]
         if math.isnan(row.paper):
             lines.append(f"* {label}: {symbol} = {row.chosen:g}; the paper gives no value.")
         elif row.chosen == row.paper:

@@ -198,4 +198,3 @@ TABLES: dict[str, TableSpec] = {
 }
 
 _STATISTIC_LABELS = {"samples": "#Samples", "classes": "#Classes", "dimensions": "Dimensions"}
-_TRADEOFF_SYMBOLS = {"lambda": "λ", "gamma": "γ"}
