@@ -87,7 +87,7 @@ def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, sca
     distributed = _distributed()
     if client.dashboard_link:
         log(f"Dask dashboard: {client.dashboard_link}")
-    pieces = in_batches(pieces, seeds_per_batch)
+    pieces = [part for piece in pieces for part in piece.batches(seeds_per_batch)]
     # Each dataset is a task of its own, which the pieces depend on: it travels to the
     # scheduler once, and a worker that dies with it loses nothing (unlike scattered data,
     # a task's result is computed again).
@@ -113,14 +113,6 @@ def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, sca
                 f"seeds={list(piece.seeds)} done")
             bar.update()
     return added
-
-
-def in_batches(pieces: Sequence[Piece], seeds_per_batch: int | None) -> list[Piece]:
-    """``pieces`` cut into pieces of at most ``seeds_per_batch`` seeds (unchanged when None)."""
-    if not seeds_per_batch:
-        return list(pieces)
-    return [Piece(p.dataset, p.cell, p.seeds[start:start + seeds_per_batch])
-            for p in pieces for start in range(0, len(p.seeds), seeds_per_batch)]
 
 
 def _dataset(dataset: Dataset) -> Dataset:

@@ -321,6 +321,13 @@ class Piece:
     cell: Cell
     seeds: tuple[int, ...]
 
+    def batches(self, size: int | None) -> list["Piece"]:
+        """This piece cut into pieces of at most ``size`` seeds, in order (itself when None)."""
+        if not size:
+            return [self]
+        return [Piece(self.dataset, self.cell, self.seeds[start:start + size])
+                for start in range(0, len(self.seeds), size)]
+
 
 def grid_pieces(store: ResultsStore, datasets: Iterable[str | Dataset], methods: Iterable[str],
                 seeds: Sequence[int], *, scale: float, lambda_search: bool,
@@ -349,10 +356,9 @@ def run_piece(piece: Piece, *, scale: float, loop: Any,
     """
     from dkm.training import default_seeds_per_batch
 
-    data, cell, seeds = piece.dataset, piece.cell, list(piece.seeds)
-    batch = seeds_per_batch or default_seeds_per_batch(len(seeds))
-    for start in range(0, len(seeds), batch):
-        chunk = seeds[start:start + batch]
+    data, cell = piece.dataset, piece.cell
+    for part in piece.batches(seeds_per_batch or default_seeds_per_batch(len(piece.seeds))):
+        chunk = list(part.seeds)
         log(f"{data.name} {cell.method} tradeoff={cell.tradeoff} seeds={chunk}")
         yield run_seeds(data, cell.method, chunk, tradeoff=cell.tradeoff, scale=scale,
                         overrides=dict(cell.overrides), loop=loop, cache_dir=cache_dir)

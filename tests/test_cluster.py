@@ -92,13 +92,12 @@ def test_without_dask_the_cluster_module_says_how_to_install_it(monkeypatch):
 
 
 def test_pieces_are_cut_into_seed_batches_only_when_asked():
-    from dkm import cluster
     from dkm.experiments import Cell, Piece
 
     digits = load("digits")
     pieces = [Piece(digits, Cell("km", None), (1, 2, 3)), Piece(digits, Cell("dkm-p", 1.0), (4,))]
-    assert cluster.in_batches(pieces, None) == pieces
-    cut = cluster.in_batches(pieces, 2)
+    assert [part for piece in pieces for part in piece.batches(None)] == pieces
+    cut = [part for piece in pieces for part in piece.batches(2)]
     assert [(p.cell.method, p.seeds) for p in cut] == [("km", (1, 2)), ("km", (3,)),
                                                        ("dkm-p", (4,))]
     assert all(p.dataset is digits for p in cut)
