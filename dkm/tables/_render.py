@@ -4,7 +4,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -66,6 +66,13 @@ def _latex_scripts(superscript: str, subscript: str | None) -> str:
     return f"$^{{\\mathrm{{{superscript}}}}}{below}$"
 
 
+_HTML = _Format(
+    escape=html.escape,
+    scripts=lambda above, below: f"<sup>{above}</sup>" + (f"<sub>{below}</sub>" if below else ""),
+    styles={"bold": lambda text: f"<b>{text}</b>", "underline": lambda text: f"<u>{text}</u>"},
+    style_names={"bold": "Bold", "underline": "Underlined"},
+)
+
 _FORMATS: Mapping[str, _Format] = {
     "markdown": _Format(
         escape=lambda text: text.replace("|", r"\|"),
@@ -73,23 +80,8 @@ _FORMATS: Mapping[str, _Format] = {
         styles={"bold": lambda text: f"**{text}**", "underline": lambda text: f"_{text}_"},
         style_names={"bold": "Bold", "underline": "Italic (the paper's underline)"},
     ),
-    "html": _Format(
-        escape=html.escape,
-        scripts=lambda above, below: (
-            f"<sup>{above}</sup>" + (f"<sub>{below}</sub>" if below else "")
-        ),
-        styles={"bold": lambda text: f"<b>{text}</b>", "underline": lambda text: f"<u>{text}</u>"},
-        style_names={"bold": "Bold", "underline": "Underlined"},
-    ),
-    "html-compact": _Format(
-        escape=html.escape,
-        scripts=lambda above, below: (
-            f"<sup>{above}</sup>" + (f"<sub>{below}</sub>" if below else "")
-        ),
-        styles={"bold": lambda text: f"<b>{text}</b>", "underline": lambda text: f"<u>{text}</u>"},
-        style_names={"bold": "Bold", "underline": "Underlined"},
-        compact=True,
-    ),
+    "html": _HTML,
+    "html-compact": replace(_HTML, compact=True),
     "latex": _Format(
         escape=_latex_escape,
         scripts=_latex_scripts,
