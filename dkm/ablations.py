@@ -111,13 +111,13 @@ class Study:
 @functools.cache
 def _studies() -> Mapping[str, Study]:
     from dkm.annealing import constant, paper_annealing
-    from dkm.methods.dcn import AUTHORS_DCN, TOWARDS_DKM
+    from dkm.methods.dcn import TOWARDS_DKM
 
     steps = [{"epochs": 100}] + [{**switched, "epochs": 100} for _, switched in TOWARDS_DKM[:-1]]
     studies = (
         Study("dcn-authors", "Do the paper's DCN figures come from the DKM authors' "
               "re-implementation of DCN, with its four departures from Yang et al.?",
-              tuple(Variant(m, AUTHORS_DCN) for m in ("dcn-np", "dcn-p"))),
+              (Variant("dcn-np-authors"), Variant("dcn-p-authors"))),
         Study("alpha", "Does the inverse temperature α of the soft assignment (constant, "
               "infinite or annealed) change what Deep k-Means finds?",
               tuple(Variant("dkm-p", {"schedule": constant(a, 100)}) for a in (1.0, 10.0, 100.0))
@@ -373,7 +373,9 @@ def compare(
     against : mapping of str to str, optional
         The protocol method that an ablation method is compared with, for a
         method without protocol runs of its own (``{"dkm-pa": "dkm-p"}``,
-        :attr:`Study.against`); other methods are compared with their own.
+        :attr:`Study.against`); another implementation of a paper's method
+        is compared with that method (:attr:`dkm.registry.Method.paper_method`),
+        any other with its own.
 
     Returns
     -------
@@ -397,7 +399,7 @@ def compare(
     rows = []
     for (dataset, method, variant, fingerprint), scores in sorted(groups.items()):
         ours = pd.Series(scores, dtype=float)
-        reference = against.get(method, method)
+        reference = against.get(method, registry.get(method).reported_as or method)
         base = pd.Series(baseline.get((dataset, reference, fingerprint), {}), dtype=float)
         difference, low, high, paired = paired_difference(ours, base, confidence)
         rows.append({
@@ -416,7 +418,8 @@ def against_paper(comparison: pd.DataFrame, metric: str = "acc",
     """A :func:`compare` table with the paper's figure (``paper``) and ``against paper``.
 
     ``against paper`` is the variant's mean minus the paper's mean; a variant
-    of a paper's dataset takes that dataset's figure.
+    of a paper's dataset takes that dataset's figure, another implementation
+    of a paper's method that method's.
     """
     figures = [paper.reported(table, method, paper_dataset(dataset), metric)[0]
                for dataset, method in zip(comparison["dataset"], comparison["method"])]

@@ -61,7 +61,8 @@ def available_methods() -> tuple[str, ...]:
 
 def default_tradeoff(method: str, dataset: str) -> float | None:
     """The paper's validation-optimal λ or γ (a variant of a paper's dataset takes its
-    dataset's), or the method's default elsewhere."""
+    dataset's; another implementation of a paper's method, that method's), or the method's
+    default elsewhere."""
     entry = registry.get(method)
     if entry.tradeoff is None:
         return None

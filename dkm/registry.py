@@ -60,6 +60,10 @@ class Method:
     fit : str or None
         ``"module:function"`` that trains a method without an estimator (the
         k-means baselines): ``fit(X, n_clusters, seeds, config, loop, pretrained=None)``.
+    paper_method : str or None
+        For another implementation of one of the paper's methods (the DKM
+        authors' DCN): that method's id, whose reported figures and λ/γ it
+        takes and whose protocol runs it is compared with; None otherwise.
     """
 
     id: str
@@ -75,12 +79,20 @@ class Method:
     estimator: str | None = None
     variant: str | None = None
     fit: str | None = None
+    paper_method: str | None = None
 
     def __post_init__(self) -> None:
         if (self.estimator is None) == (self.fit is None):
             raise ValueError(f"{self.id}: give exactly one of an estimator and a fit function")
         if (self.estimator is None) != (self.variant is None):
             raise ValueError(f"{self.id}: an estimator needs its variant, and only it has one")
+        if self.in_paper and self.paper_method is not None:
+            raise ValueError(f"{self.id} is one of the paper's methods: it implements no other")
+
+    @property
+    def reported_as(self) -> str | None:
+        """The id of the paper's method whose figures this one is compared with (None: none)."""
+        return self.id if self.in_paper else self.paper_method
 
     @property
     def config_field(self) -> str | None:
@@ -154,14 +166,19 @@ def _load(target: str) -> Any:
 _ESTIMATORS: Mapping[str, str] = {"dcn": "DCN", "idec": "IDEC", "dkm": "DeepKMeans"}
 
 
-def _deep(id: str, label: str, family: Family, pretrained: bool, in_paper: bool = True) -> Method:
-    variant = id.removeprefix(f"{family}-")
+def _deep(id: str, label: str, family: Family, pretrained: bool, in_paper: bool = True,
+          paper_method: str | None = None) -> Method:
+    # the configuration is the family's variant named by the id's suffix ("np-authors"); the
+    # estimator's variant is that of the paper's method it implements, or of its own id
+    config = id.removeprefix(f"{family}-")
+    variant = (paper_method or id).removeprefix(f"{family}-")
     return Method(
         id, label, family, pretrained, group="pretrained" if pretrained else "not pretrained",
         tradeoff="gamma" if family == "idec" else "lambda", in_paper=in_paper,
-        config=f"dkm.methods.{family}:{family.upper()}_VARIANTS[{variant}]",
+        config=f"dkm.methods.{family}:{family.upper()}_VARIANTS[{config}]",
         embedding=True, kmeans_on_embedding=True,
         estimator=f"dkm.estimator:{_ESTIMATORS[family]}", variant=variant,
+        paper_method=paper_method,
     )
 
 
@@ -180,6 +197,10 @@ METHODS: Mapping[str, Method] = MappingProxyType({m.id: m for m in (
     _deep("dkm-a", "DKM^a", "dkm", False),
     _deep("dkm-p", "DKM^p", "dkm", True),
     _deep("dkm-pa", "DKM^pa", "dkm", True, in_paper=False),
+    # DCN as the DKM authors' code ran it, the source of the paper's DCN figures
+    _deep("dcn-np-authors", "DCN^np (authors)", "dcn", False, in_paper=False,
+          paper_method="dcn-np"),
+    _deep("dcn-p-authors", "DCN^p (authors)", "dcn", True, in_paper=False, paper_method="dcn-p"),
 )})
 
 #: The paper's eight protocol methods, in the order of its tables.

@@ -72,7 +72,10 @@ def test_the_studies_declare_the_runs_of_the_book():
     assert STUDY_SEEDS == paper.PAPER_SEEDS[:3]
     assert list(STUDIES) == ["dcn-authors", "alpha", "towards-dkm", "weight-decay"]
     assert [(v.method, v.overrides) for v in STUDIES["dcn-authors"].variants] == [
-        ("dcn-np", AUTHORS_DCN), ("dcn-p", AUTHORS_DCN)]
+        ("dcn-np-authors", {}), ("dcn-p-authors", {})]
+    for variant in STUDIES["dcn-authors"].variants:  # the paper's DCN with the authors' switches
+        assert switches({"dataset": "usps", "method": variant.method.removesuffix("-authors"),
+                         "params": variant_params(variant, "usps", "f00d")}) == AUTHORS_DCN
     assert [describe(v.overrides) for v in STUDIES["alpha"].variants] == [
         "α = 1 for 100 epochs", "α = 10 for 100 epochs", "α = 100 for 100 epochs",
         "hard assignment (α → ∞)", describe({"schedule": paper_annealing(n_terms=20)}), "protocol"]
@@ -231,17 +234,20 @@ def test_the_towards_dkm_chain_walks_from_dcn_p_to_dkm_p_in_order():
     assert "+ step 1" not in set(chain["step"])
 
 
-def test_against_paper_and_paper_verdicts_use_the_papers_figure_of_the_method():
-    authors = _variant("dcn-authors", "dcn-p")
-    runs = [_record("dcn-p", s, a, authors) for s, a in [(1, 0.73), (2, 0.74), (3, 0.72)]]
-    table = against_paper(compare(runs, [_record("dcn-p", 1, 0.75)]))
+def test_the_authors_dcn_is_held_against_the_papers_dcn_figure_and_the_protocols_dcn():
+    runs = [_record("dcn-p-authors", s, a) for s, a in [(1, 0.73), (2, 0.74), (3, 0.72)]]
+    table = against_paper(compare(runs, [_record("dcn-p", 1, 0.75), _record("dcn-p", 2, 0.80)]))
+    assert table.loc[0, ["against", "paired", "protocol mean"]].tolist() == ["dcn-p", 2, 77.5]
+    assert table.loc[0, "difference"] == pytest.approx(-4.0)
     assert table.loc[0, "paper"] == paper.reported("table1", "dcn-p", "usps", "acc")[0] == 73.0
     assert table.loc[0, "against paper"] == pytest.approx(0.0)
     verdicts = paper_verdicts(runs).set_index("metric")
     assert verdicts.loc["acc", "verdict"] == "consistent"
     assert verdicts.loc["nmi", "paper mean"] == paper.reported("table1", "dcn-p", "usps", "nmi")[0]
-    low = paper_verdicts([_record("dcn-p", s, 0.6, authors) for s in (1, 2, 3)])
+    low = paper_verdicts([_record("dcn-p-authors", s, 0.6) for s in (1, 2, 3)])
     assert set(low["verdict"]) == {"worse"}
+    with pytest.raises(ValueError, match="the paper reports no ACC of 'DKM\\^pa'"):
+        paper_verdicts([_record("dkm-pa", 1, 0.7)])
 
 
 def test_table_view_typesets_labels_and_rounds():

@@ -20,7 +20,8 @@ def test_every_entry_is_consistent_with_its_own_configuration():
         else:  # the estimator of its variant trains its default configuration
             estimator = method.make_estimator(config, LoopConfig(), 10)
             assert estimator.variant == method.variant and estimator._config() == config
-            assert method.id == f"{method.family}-{method.variant}"
+            assert method.id == f"{method.family}-{method.variant}" or (
+                method.paper_method == f"{method.family}-{method.variant}")
         if method.tradeoff is None:
             assert method.config_field is None
         else:
@@ -33,8 +34,8 @@ def test_every_entry_is_consistent_with_its_own_configuration():
 def test_the_modules_derive_their_method_lists_from_the_registry():
     assert results.METHODS == tuple(registry.METHODS)
     assert PAPER_METHODS == ("km", "ae-km", "dcn-np", "dcn-p", "idec-np", "idec-p", "dkm-a", "dkm-p")
-    assert stats.PRETRAINED == {"ae-km", "dcn-p", "idec-p", "dkm-p", "dkm-pa"}
-    assert stats.NOT_PRETRAINED == {"dcn-np", "idec-np", "dkm-a"}
+    assert stats.PRETRAINED == {"ae-km", "dcn-p", "idec-p", "dkm-p", "dkm-pa", "dcn-p-authors"}
+    assert stats.NOT_PRETRAINED == {"dcn-np", "idec-np", "dkm-a", "dcn-np-authors"}
     assert dict(paper.METHOD_LABELS) == {m.id: m.label for m in registry.METHODS.values()}
     assert paper.tradeoff_name("idec-p") == "gamma" and paper.tradeoff_name("dkm-pa") == "lambda"
 
@@ -63,3 +64,28 @@ def test_only_km_has_no_embedding():
 def test_an_unknown_method_names_the_known_ones():
     with pytest.raises(ValueError, match="unknown method 'dec'; choose among km, ae-km"):
         registry.get("dec")
+
+
+def test_the_authors_dcn_is_the_papers_dcn_with_the_authors_switches():
+    from dkm.experiments import default_tradeoff
+    from dkm.methods.dcn import AUTHORS_DCN, DCN_VARIANTS
+
+    for variant in ("np", "p"):
+        entry = registry.get(f"dcn-{variant}-authors")
+        assert (entry.paper_method, entry.reported_as, entry.in_paper) == (
+            f"dcn-{variant}", f"dcn-{variant}", False)
+        assert entry.default_config() == dataclasses.replace(DCN_VARIANTS[variant], **AUTHORS_DCN)
+        assert entry.pretrained == registry.get(entry.paper_method).pretrained
+        for dataset in ("usps", "mnist", "20news"):  # the paper's λ of its DCN
+            assert default_tradeoff(entry.id, dataset) == paper.optimal_tradeoff(
+                entry.paper_method, dataset)
+        assert paper.reported("table1", entry.id, "usps", "acc") == paper.reported(
+            "table1", entry.paper_method, "usps", "acc")
+    assert registry.get("dkm-pa").reported_as is None and registry.get("km").reported_as == "km"
+    assert paper.parse_model_label("DCN^np (authors) + KM") == paper.ModelRef(
+        "dcn-np-authors", None, True)
+
+
+def test_a_paper_method_implements_no_other():
+    with pytest.raises(ValueError, match="dcn-np is one of the paper's methods"):
+        dataclasses.replace(registry.get("dcn-np"), paper_method="dcn-p")

@@ -258,19 +258,22 @@ class DCNConfig:
                        pretrain_epochs=scale_epochs(self.pretrain_epochs, factor))
 
 
-#: The paper's variants by suffix (``"np"``: DCN^np; the method ids are in
-#: :mod:`dkm.registry`); λ is dataset-specific (see :mod:`dkm.paper`), this one
-#: is the default elsewhere.
-DCN_VARIANTS: dict[str, DCNConfig] = {
-    "np": DCNConfig(lam=0.1, epochs=200, pretrain_epochs=0),
-    "p": DCNConfig(lam=0.1, epochs=50),
-}
-
 #: The four switches as the DKM authors' DCN code had them (apply with
 #: ``dataclasses.replace(config, **AUTHORS_DCN)``).
 AUTHORS_DCN: dict[str, object] = {
     "update": "last-sample", "train_centroids": True, "clustering_weight": 1.0, "labels": "stored",
 }
+
+#: The variants by suffix (``"np"``: DCN^np; the method ids are in
+#: :mod:`dkm.registry`): the paper's two, and the same two as the DKM authors'
+#: code ran them (``"np-authors"``, ``"p-authors"``). λ is dataset-specific
+#: (see :mod:`dkm.paper`), this one is the default elsewhere.
+DCN_VARIANTS: dict[str, DCNConfig] = {
+    "np": DCNConfig(lam=0.1, epochs=200, pretrain_epochs=0),
+    "p": DCNConfig(lam=0.1, epochs=50),
+}
+DCN_VARIANTS.update({f"{name}-authors": replace(config, **AUTHORS_DCN)
+                     for name, config in list(DCN_VARIANTS.items())})
 
 #: From DCN^p to Deep k-Means with a hard assignment, one difference at a time:
 #: each step adds its switches to the previous ones. With DKM^p's λ and epochs

@@ -108,7 +108,9 @@ _TRADEOFF_NAMES = MappingProxyType(
 )
 
 _KMEANS_SUFFIX = " + KM"
-_LABEL_PATTERN = re.compile(r"^(?P<base>[A-Z-]+(?:\^[a-z]+)?)(?:_(?P<suffix>[a-z]+))?$")
+# a method, its superscript, a qualifier in parentheses ("DCN^np (authors)"), a distance suffix
+_LABEL_PATTERN = re.compile(
+    r"^(?P<base>[A-Z-]+(?:\^[a-z]+)?(?: \([a-z]+\))?)(?:_(?P<suffix>[a-z]+))?$")
 _METHOD_IDS = MappingProxyType({label: method for method, label in METHOD_LABELS.items()})
 _DISTANCE_BY_SUFFIX = MappingProxyType({suffix: name for name, suffix in DISTANCES.items()})
 
@@ -301,7 +303,9 @@ def reported(table: str, model: str, dataset: str, metric: str) -> tuple[float, 
         (``"table1_kmeans_related"``, ...).
     model : str
         The paper's label (``"DKM^p"``, ``"DKM^a_ce"``, ``"DCN^p + KM"``) or a
-        package method id (``"dkm-p"``), which stands for its plain label.
+        package method id (``"dkm-p"``), which stands for its plain label (or,
+        for another implementation of a paper's method, that method's:
+        :attr:`dkm.registry.Method.reported_as`).
     dataset : str
         ``"USPS"`` or ``"usps"`` (any case).
     metric : str
@@ -324,7 +328,7 @@ def reported(table: str, model: str, dataset: str, metric: str) -> tuple[float, 
     """
     key = (
         _table_key(table),
-        METHOD_LABELS.get(model, model),
+        _reported_label(model),
         dataset_label(dataset),
         metric.upper(),
     )
@@ -336,6 +340,13 @@ def reported(table: str, model: str, dataset: str, metric: str) -> tuple[float, 
             f"that table has the models {models} and the metrics {metrics}"
         )
     return _index()[key]
+
+
+def _reported_label(model: str) -> str:
+    """The paper's label under which a method id's figures are reported (a label: itself)."""
+    if model not in METHOD_LABELS:
+        return model
+    return METHOD_LABELS[registry.get(model).reported_as or model]
 
 
 #: The trade-off hyperparameters' symbols in the paper, by their record names.
@@ -365,7 +376,8 @@ def optimal_tradeoff(method: str, dataset: str) -> float:
     ----------
     method : str
         ``"dkm-a"``, ``"dkm-p"``, ``"dcn-p"``, ``"dcn-np"``, ``"idec-p"`` or
-        ``"idec-np"``.
+        ``"idec-np"``, or another implementation of one of them (the DKM
+        authors' DCN: DCN's value).
     dataset : str
         One of the paper's datasets, as id or label.
 
@@ -381,7 +393,7 @@ def optimal_tradeoff(method: str, dataset: str) -> float:
         ``dkm-pa``) or dataset.
     """
     by_model = _document()["optimal_tradeoff_hyperparameters"][tradeoff_name(method)]
-    label = METHOD_LABELS[method]
+    label = _reported_label(method)
     if label not in by_model:
         raise ValueError(
             f"the paper gives no optimal {tradeoff_name(method)} for {method!r}; "
