@@ -38,13 +38,18 @@ from dkm import paper, registry
 from dkm.analysis import paired_difference
 from dkm.data import PAPER_STATISTICS, paper_dataset
 
-__all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "study", "run_study", "load_study",
+__all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "study", "pending",
+           "tradeoff_points", "tradeoff_choice", "run_study", "load_study",
            "protocol_records", "variant_params", "protocol_params", "switches", "describe",
            "variant_scores", "compare", "against_paper", "paper_verdicts", "alpha_points",
            "towards_dkm_chain", "table_view", "embedding_norm_curves"]
 
 #: The seeds of the ablations: the paper's first three.
 STUDY_SEEDS: tuple[int, ...] = paper.PAPER_SEEDS[:3]
+
+#: The values of the ``"lambda"`` study: between the last value of the paper's
+#: grid at which DKM^p learns on USPS and the first at which it collapses.
+LAMBDA_CLIFF: tuple[float, ...] = (2.0, 3.0, 5.0)
 
 _SWITCH_TEXT = {
     ("update", "last-sample"): "last sample of each batch updated",
@@ -131,6 +136,9 @@ def _studies() -> Mapping[str, Study]:
         Study("weight-decay", "Does a weight decay on the network, against a shrinking "
               "embedding, change DKM^p's results?",
               tuple(Variant("dkm-p", {"weight_decay": w}) for w in (1e-4, 1e-2))),
+        # the paper's grid has nothing between λ = 1 (chosen on USPS) and λ = 10 (collapse)
+        Study("lambda", "Where between the paper's λ = 1 and λ = 10 does DKM^p collapse?",
+              tuple(Variant("dkm-p", {"lam": value}) for value in LAMBDA_CLIFF)),
     )
     return MappingProxyType({s.name: s for s in studies})
 
@@ -345,6 +353,109 @@ def variant_scores(records: Iterable[Mapping[str, Any]], variant: Variant, datas
         if r["params"] == expected[key]:
             scores[r["seed"]] = _score(r, metric, split)
     return pd.Series(scores, dtype=float).sort_index()
+
+
+def pending(name: str, records: Iterable[Mapping[str, Any]], datasets: Iterable[str],
+            seeds: Sequence[int] = STUDY_SEEDS) -> pd.DataFrame:
+    """The runs of a study that are not in ``records`` yet.
+
+    Parameters
+    ----------
+    name : str
+        A study of :data:`STUDIES`.
+    records : iterable of dict
+        The study's records (any others are ignored).
+    datasets : iterable of str
+        The dataset ids it should run on.
+    seeds : sequence of int
+        The seeds it should run (the paper's first three by default).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (dataset, variant) with a missing seed: ``dataset``,
+        ``method``, ``variant`` (:func:`describe` of its switches on that
+        dataset) and ``missing``, the tuple of its seeds without a run.
+    """
+    records = list(records)
+    rows = []
+    for dataset in datasets:
+        for variant in study(name).variants:
+            done = variant_scores(records, variant, dataset).index
+            missing = tuple(seed for seed in seeds if seed not in done)
+            if missing:
+                rows.append({"dataset": dataset, "method": variant.method,
+                             "variant": describe(variant.overrides), "missing": missing})
+    return pd.DataFrame(rows, columns=["dataset", "method", "variant", "missing"])
+
+
+def tradeoff_points(records: Iterable[Mapping[str, Any]], dataset: str, method: str = "dkm-p",
+                    metric: str = "acc") -> pd.DataFrame:
+    """A method's scores against its λ or γ, from every run that changed nothing else.
+
+    The protocol's runs (the paper's value), a line search's and the
+    ``"lambda"`` study's all qualify; a run kept in two stores counts once.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Records of any stores.
+    dataset : str
+        The dataset id the records name.
+    method : str
+        A method with a trade-off.
+    metric : {"acc", "nmi", "ari"}
+        The score, in percent.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``tradeoff``, ``seed``, ``validation`` and ``test``, sorted by
+        trade-off and seed.
+    """
+    name = registry.get(method).tradeoff
+    if name is None:
+        raise ValueError(f"{method} has no trade-off hyperparameter")
+    rows, seen = [], set()
+    for r in records:
+        if (r["dataset"] != dataset or r["method"] != method or not r.get("metrics")
+                or r["config_hash"] in seen or set(switches(r)) - {name}):
+            continue
+        seen.add(r["config_hash"])
+        rows.append({"tradeoff": r["params"][name], "seed": r["seed"],
+                     "validation": _score(r, metric, "validation"),
+                     "test": _score(r, metric, "test")})
+    frame = pd.DataFrame(rows, columns=["tradeoff", "seed", "validation", "test"])
+    return frame.sort_values(["tradeoff", "seed"], ignore_index=True)
+
+
+def tradeoff_choice(points: pd.DataFrame) -> dict[str, float]:
+    """The validation choice along a :func:`tradeoff_points` curve, and its regret.
+
+    Each value is scored by its mean over its seeds (values may have different
+    numbers of seeds).
+
+    Returns
+    -------
+    dict
+        ``chosen`` (the value with the best mean validation score) and
+        ``test_chosen`` (its mean test score), ``best`` and ``test_best``
+        (the value with the best mean test score, and that score), and
+        ``regret`` = ``test_best - test_chosen`` (0 when the validation part
+        picks the best value).
+
+    Raises
+    ------
+    ValueError
+        When ``points`` is empty.
+    """
+    if points.empty:
+        raise ValueError("no runs to choose a trade-off from")
+    means = points.groupby("tradeoff")[["validation", "test"]].mean()
+    chosen, best = means["validation"].idxmax(), means["test"].idxmax()
+    return {"chosen": float(chosen), "test_chosen": float(means.loc[chosen, "test"]),
+            "best": float(best), "test_best": float(means.loc[best, "test"]),
+            "regret": float(means.loc[best, "test"] - means.loc[chosen, "test"])}
 
 
 def compare(

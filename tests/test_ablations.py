@@ -70,7 +70,7 @@ def test_the_studies_declare_the_runs_of_the_book():
     from dkm.methods.dcn import AUTHORS_DCN, TOWARDS_DKM
 
     assert STUDY_SEEDS == paper.PAPER_SEEDS[:3]
-    assert list(STUDIES) == ["dcn-authors", "alpha", "towards-dkm", "weight-decay"]
+    assert list(STUDIES) == ["dcn-authors", "alpha", "towards-dkm", "weight-decay", "lambda"]
     assert [(v.method, v.overrides) for v in STUDIES["dcn-authors"].variants] == [
         ("dcn-np-authors", {}), ("dcn-p-authors", {})]
     for variant in STUDIES["dcn-authors"].variants:  # the paper's DCN with the authors' switches
@@ -84,6 +84,8 @@ def test_the_studies_declare_the_runs_of_the_book():
     assert [v.overrides for v in towards] == [
         {"epochs": 100}, *({**step, "epochs": 100} for _, step in TOWARDS_DKM[:-1])]
     assert [v.overrides["weight_decay"] for v in STUDIES["weight-decay"].variants] == [1e-4, 1e-2]
+    assert [describe(v.overrides_for("usps")) for v in STUDIES["lambda"].variants] == [
+        "λ = 2", "λ = 3", "λ = 5"]
 
 
 def test_a_variant_takes_the_tradeoff_of_its_reference_method_on_each_dataset():
@@ -340,3 +342,55 @@ def test_cli_ablate_runs_a_study_resumably(tmp_path):
     assert (tmp_path / ".pretraining-cache").is_dir()
     again = _cli(*args, cwd=tmp_path)
     assert again.returncode == 0 and "0 new record(s)" in again.stdout
+
+
+def test_pending_lists_the_seeds_each_variant_still_lacks():
+    decay = STUDIES["weight-decay"].variants
+    records = [_record("dkm-p", 8905, 0.7, decay[0]), _record("dkm-p", 291, 0.7, decay[0]),
+               _record("dkm-p", 9129, 0.7),  # the protocol's run is not the study's
+               *(_record("dkm-p", seed, 0.7, decay[1]) for seed in STUDY_SEEDS)]
+    left = ablations.pending("weight-decay", records, ["usps", "20news"])
+    assert left.to_dict("records") == [
+        {"dataset": "usps", "method": "dkm-p", "variant": "weight decay 0.0001",
+         "missing": (9129,)},
+        {"dataset": "20news", "method": "dkm-p", "variant": "weight decay 0.0001",
+         "missing": STUDY_SEEDS},
+        {"dataset": "20news", "method": "dkm-p", "variant": "weight decay 0.01",
+         "missing": STUDY_SEEDS}]
+    assert ablations.pending("weight-decay", records, ["usps"], seeds=[8905]).empty
+
+
+def _scored(method, seed, validation, test, variant=None, **changed):
+    record = _record(method, seed, test, variant, **changed)
+    record["metrics"]["validation"] = {"acc": validation, "nmi": 0.0, "ari": 0.0}
+    record["config_hash"] = config_hash("usps", method, seed, record["params"])
+    return record
+
+
+def test_tradeoff_points_keep_runs_that_changed_only_the_tradeoff_once_each():
+    cliff = STUDIES["lambda"].variants
+    protocol = _scored("dkm-p", 1, 0.70, 0.72)
+    records = [protocol, dict(protocol),  # the same run in two stores
+               _scored("dkm-p", 2, 0.71, 0.73),
+               _scored("dkm-p", 1, 0.50, 0.40, cliff[0]),
+               _scored("dkm-p", 1, 0.20, 0.18, **{"lambda": 10.0}),  # a line-search run
+               _scored("dkm-p", 1, 0.9, 0.9, _variant("weight-decay", "dkm-p")),  # not λ alone
+               _scored("dcn-p", 1, 0.9, 0.9)]
+    points = ablations.tradeoff_points(records, "usps")
+    assert points.to_dict("list") == {"tradeoff": [1.0, 1.0, 2.0, 10.0], "seed": [1, 2, 1, 1],
+                                      "validation": pytest.approx([70, 71, 50, 20]),
+                                      "test": pytest.approx([72, 73, 40, 18])}
+    with pytest.raises(ValueError, match="km has no trade-off"):
+        ablations.tradeoff_points(records, "usps", method="km")
+
+
+def test_the_tradeoff_choice_is_the_best_mean_validation_and_its_regret_the_test_gap():
+    points = pd.DataFrame({"tradeoff": [0.1, 0.1, 1.0, 10.0], "seed": [1, 2, 1, 1],
+                           "validation": [70.0, 74.0, 71.0, 20.0], "test": [75.0, 76.0, 71.5, 19.0]})
+    assert ablations.tradeoff_choice(points) == pytest.approx(
+        {"chosen": 0.1, "test_chosen": 75.5, "best": 0.1, "test_best": 75.5, "regret": 0.0})
+    points.loc[2, "validation"] = 80.0
+    assert ablations.tradeoff_choice(points) == pytest.approx(
+        {"chosen": 1.0, "test_chosen": 71.5, "best": 0.1, "test_best": 75.5, "regret": 4.0})
+    with pytest.raises(ValueError, match="no runs"):
+        ablations.tradeoff_choice(points.iloc[:0])
