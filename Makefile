@@ -23,7 +23,7 @@ $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 venv: $(VENV)/.installed-test $(VENV)/.installed-book
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 book: $(VENV)/.installed-book
 	$(BIN)/jupyter-book build . -W --keep-going
