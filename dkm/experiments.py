@@ -296,16 +296,20 @@ class Cell:
 
 def grid_cells(methods: Iterable[str], dataset: str, lambda_search: bool,
                overrides: dict[str, Any] | None = None) -> list[Cell]:
-    """The cells of a grid: the paper's λ/γ, or every value of the line search."""
-    frozen = tuple(sorted((overrides or {}).items()))
+    """The cells of a grid: the paper's λ/γ (or the one ``overrides`` sets), or every value of
+    the line search."""
+    overrides = overrides or {}
+    frozen = tuple(sorted(overrides.items()))
     cells = []
     for method in methods:
-        if registry.get(method).tradeoff is None:
+        entry = registry.get(method)
+        if entry.tradeoff is None:
             cells.append(Cell(method, None, frozen))
         elif lambda_search:
             cells.extend(Cell(method, value, frozen) for value in TRADEOFF_GRID)
         else:
-            cells.append(Cell(method, default_tradeoff(method, dataset), frozen))
+            value = overrides.get(entry.config_field, default_tradeoff(method, dataset))
+            cells.append(Cell(method, value, frozen))
     return cells
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
+from dkm import paper
 from dkm.data import load
 from dkm.experiments import (TRADEOFF_GRID, _git_commit, configure, fit_methods, grid_cells, run_grid,
                              run_params, run_seeds)
@@ -106,6 +107,13 @@ def test_lambda_search_cells_cover_the_paper_grid():
     assert [c.tradeoff for c in cells if c.method == "dkm-p"] == list(TRADEOFF_GRID)
     assert [c.tradeoff for c in cells if c.method == "km"] == [None]
     assert [c.tradeoff for c in grid_cells(["dkm-p"], "usps", False)] == [1.0]
+
+
+def test_a_cell_carries_the_tradeoff_its_overrides_set():
+    # what the log line of a piece prints: the λ the run trains with, not the paper's
+    cell, idec = grid_cells(["dkm-p", "idec-p"], "usps", False, {"lam": 3.0})
+    assert (cell.tradeoff, cell.overrides) == (3.0, (("lam", 3.0),))
+    assert idec.tradeoff == paper.optimal_tradeoff("idec-p", "usps")  # IDEC's γ is not "lam"
 
 
 def test_grid_writes_each_run_once_and_resumes(tmp_path, digits):
