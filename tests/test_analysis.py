@@ -187,6 +187,10 @@ def test_search_records_keeps_the_euclidean_runs_asked_for():
 def test_paper_tradeoff_is_nan_where_the_paper_gives_none():
     assert paper_tradeoff("dkm-a", "usps") == paper.optimal_tradeoff("dkm-a", "usps")
     assert math.isnan(paper_tradeoff("dkm-pa", "usps"))
+    assert paper.optimal_tradeoff("km", "usps", default=None) is None
+    assert paper.optimal_tradeoff("dkm-p", "nosuchdata", default=-1.0) == -1.0
+    with pytest.raises(ValueError, match="no optimal lambda for 'dkm-pa'"):
+        paper.optimal_tradeoff("dkm-pa", "usps")
 
 
 def test_search_curves_summarise_each_method_and_value():

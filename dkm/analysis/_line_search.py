@@ -39,10 +39,7 @@ def search_records(records: Iterable[Mapping[str, Any]], dataset: str, methods: 
 
 def paper_tradeoff(method: str, dataset: str) -> float:
     """The paper's validation-optimal λ or γ for a method, NaN where it gives none (DKM^pa)."""
-    try:
-        return paper.optimal_tradeoff(method, dataset)
-    except ValueError:
-        return math.nan
+    return paper.optimal_tradeoff(method, dataset, default=math.nan)
 
 
 def search_curves(frame: pd.DataFrame) -> pd.DataFrame:

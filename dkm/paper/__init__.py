@@ -369,7 +369,10 @@ def tradeoff_name(method: str) -> str:
     return _TRADEOFF_NAMES[method]
 
 
-def optimal_tradeoff(method: str, dataset: str) -> float:
+_NO_DEFAULT: Any = object()
+
+
+def optimal_tradeoff(method: str, dataset: str, default: Any = _NO_DEFAULT) -> Any:
     """The validation-optimal λ (DCN, DKM) or γ (IDEC) of the supplement.
 
     Parameters
@@ -380,6 +383,9 @@ def optimal_tradeoff(method: str, dataset: str) -> float:
         authors' DCN: DCN's value).
     dataset : str
         One of the paper's datasets, as id or label.
+    default : optional
+        Returned where the paper gives no value (``math.nan``, ``None``);
+        without it, that raises.
 
     Returns
     -------
@@ -390,16 +396,21 @@ def optimal_tradeoff(method: str, dataset: str) -> float:
     ------
     ValueError
         If the paper gives no value for this method (``km``, ``ae-km``,
-        ``dkm-pa``) or dataset.
+        ``dkm-pa``) or dataset, and no ``default`` is given.
     """
-    by_model = _document()["optimal_tradeoff_hyperparameters"][tradeoff_name(method)]
-    label = _reported_label(method)
-    if label not in by_model:
-        raise ValueError(
-            f"the paper gives no optimal {tradeoff_name(method)} for {method!r}; "
-            f"it gives one for {sorted(_METHOD_IDS[m] for m in by_model)}"
-        )
-    return float(by_model[label][dataset_label(dataset)])
+    try:
+        by_model = _document()["optimal_tradeoff_hyperparameters"][tradeoff_name(method)]
+        label = _reported_label(method)
+        if label not in by_model:
+            raise ValueError(
+                f"the paper gives no optimal {tradeoff_name(method)} for {method!r}; "
+                f"it gives one for {sorted(_METHOD_IDS[m] for m in by_model)}"
+            )
+        return float(by_model[label][dataset_label(dataset)])
+    except ValueError:
+        if default is _NO_DEFAULT:
+            raise
+        return default
 
 
 def dataset_statistics(dataset: str) -> dict[str, int | str]:

@@ -164,13 +164,6 @@ def _tradeoff_text(value: float) -> str:
     return f"1e{exponent:+d}" if math.isclose(value, 10.0**exponent) else f"{value:g}"
 
 
-def _paper_tradeoff(method: str, dataset: str) -> float | None:
-    try:
-        return paper.optimal_tradeoff(method, dataset)
-    except ValueError:
-        return None
-
-
 def _line_search_optimum(runs: pd.DataFrame) -> float:
     """The selected trade-off of a line search (2+ values), else NaN."""
     return selected_tradeoff(runs) if runs["tradeoff"].nunique() > 1 else math.nan
@@ -201,7 +194,7 @@ def _tradeoff_cells(
             chosen = _line_search_optimum(runs)
             cells[label, dataset] = _tradeoff_cell(
                 chosen,
-                _paper_tradeoff(method, dataset),
+                paper.optimal_tradeoff(method, dataset, default=None),
                 vs_paper,
                 _missing_text(spec, dataset, missing_reason),
             )
