@@ -197,7 +197,7 @@ METHODS: Mapping[str, Method] = MappingProxyType({m.id: m for m in (
     _deep("dkm-a", "DKM^a", "dkm", False),
     _deep("dkm-p", "DKM^p", "dkm", True),
     _deep("dkm-pa", "DKM^pa", "dkm", True, in_paper=False),
-    # DCN as the DKM authors' code ran it, the source of the paper's DCN figures
+    # DCN as the DKM authors' code ran it (../shared/paper/FIDELITY.md: last-sample updates)
     _deep("dcn-np-authors", "DCN^np (authors)", "dcn", False, in_paper=False,
           paper_method="dcn-np"),
     _deep("dcn-p-authors", "DCN^p (authors)", "dcn", True, in_paper=False, paper_method="dcn-p"),
