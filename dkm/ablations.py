@@ -41,7 +41,8 @@ from dkm.data import PAPER_STATISTICS, paper_dataset
 __all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "study", "pending",
            "tradeoff_points", "tradeoff_choice", "run_study", "load_study",
            "protocol_records", "variant_params", "protocol_params", "switches", "describe",
-           "variant_scores", "compare", "against_paper", "paper_verdicts", "alpha_points",
+           "variant_scores", "compare", "excludes_zero", "temperature_effects",
+           "agreement_by_dataset", "against_paper", "paper_verdicts", "alpha_points",
            "towards_dkm_chain", "table_view", "embedding_norm_curves"]
 
 #: The seeds of the ablations: the paper's first three.
@@ -374,8 +375,8 @@ def pending(name: str, records: Iterable[Mapping[str, Any]], datasets: Iterable[
     -------
     pandas.DataFrame
         One row per (dataset, variant) with a missing seed: ``dataset``,
-        ``method``, ``variant`` (:func:`describe` of its switches on that
-        dataset) and ``missing``, the tuple of its seeds without a run.
+        ``method``, ``variant`` (:func:`describe` of its declared overrides)
+        and ``missing``, the tuple of its seeds without a run.
     """
     records = list(records)
     rows = []
@@ -522,6 +523,40 @@ def compare(
         })
     return pd.DataFrame(rows, columns=["dataset", "method", "variant", "against", "n", "mean",
                                        "paired", "protocol mean", "difference", "low", "high"])
+
+
+def excludes_zero(comparison: pd.DataFrame) -> pd.Series:
+    """Whether each row of a :func:`compare` table has a t interval that excludes 0.
+
+    A row without an interval (fewer than two seed pairs) does not.
+    """
+    return (comparison["low"] > 0) | (comparison["high"] < 0)
+
+
+def temperature_effects(alpha: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the ``"alpha"`` study's :func:`compare` table that change only DKM^p's α.
+
+    That is, DKM^p's constant temperatures and its hard assignment, where at
+    least two seeds are paired with the protocol's run (so that each has an
+    interval).
+    """
+    return alpha[(alpha["method"] == "dkm-p") & (alpha["paired"] >= 2)]
+
+
+def agreement_by_dataset(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset of a :func:`paper_verdicts` table, whether every verdict is consistent.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by dataset, in order of appearance: ``seeds``, the fewest runs
+        behind any of its rows, and ``consistent``, whether every row of the
+        dataset agrees with the paper.
+    """
+    by_dataset = verdicts.groupby("dataset", sort=False)
+    return pd.DataFrame({"seeds": by_dataset["n"].min().astype(int),
+                         "consistent": by_dataset["verdict"].agg(
+                             lambda v: bool((v == "consistent").all()))})
 
 
 def against_paper(comparison: pd.DataFrame, metric: str = "acc",

@@ -394,3 +394,20 @@ def test_the_tradeoff_choice_is_the_best_mean_validation_and_its_regret_the_test
         {"chosen": 1.0, "test_chosen": 71.5, "best": 0.1, "test_best": 75.5, "regret": 4.0})
     with pytest.raises(ValueError, match="no runs"):
         ablations.tradeoff_choice(points.iloc[:0])
+
+
+def test_excludes_zero_and_the_temperature_rows_of_a_comparison():
+    table = pd.DataFrame({"method": ["dkm-p", "dkm-p", "dkm-p", "dkm-a"], "paired": [3, 3, 1, 3],
+                          "low": [-0.5, 0.2, np.nan, -4.0], "high": [0.4, 1.0, np.nan, -1.0]})
+    assert ablations.excludes_zero(table).tolist() == [False, True, False, True]
+    assert ablations.temperature_effects(table).index.tolist() == [0, 1]
+
+
+def test_agreement_by_dataset_needs_every_verdict_consistent_and_counts_the_fewest_seeds():
+    verdicts = pd.DataFrame({"dataset": ["usps", "usps", "20news", "20news", "usps"],
+                             "n": [3, 3, 1, 1, 2],
+                             "verdict": ["consistent", "consistent", "consistent", "better",
+                                         "consistent"]})
+    agreement = ablations.agreement_by_dataset(verdicts)
+    assert agreement.index.tolist() == ["usps", "20news"]
+    assert agreement.to_dict("list") == {"seeds": [2, 1], "consistent": [True, False]}
