@@ -519,6 +519,16 @@ def test_the_compact_html_shows_our_figure_its_verdict_mark_and_the_papers_below
     assert f'>–</span><br><small style="color:#666">paper {km[0]:.1f}±{km[1]:.1f}</small>' in html
 
 
+def test_the_compact_html_shows_a_chosen_tradeoff_and_the_papers_below_it():
+    from dkm.tables import build, render
+
+    low = fake_runs("dkm-p", "usps", [0.60, 0.62], tradeoff=1e-3, val_acc=[0.80, 0.80])
+    high = fake_runs("dkm-p", "usps", [0.75, 0.77], tradeoff=1.0, val_acc=[0.60, 0.60])
+    html = render(build("tradeoff", low + high, vs_paper=True), fmt="html-compact")
+    assert '<td>1e-3<br><small style="color:#666">paper 1e+0</small></td>' in html
+    assert '<td>1e+0<br><small style="color:#666">paper</small></td>' in html  # MNIST: no search
+
+
 def test_line_search_table_and_verdicts_write_the_summary_for_a_reader():
     summary = pd.DataFrame.from_dict({
         "dkm-p": dict(tradeoff_name="lambda", chosen=0.1, paper=1.0, values=8, runs=3,

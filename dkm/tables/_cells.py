@@ -39,6 +39,9 @@ class Cell:
         The runs behind a result cell, in percent.
     comparison : Comparison or None
         The test against the paper (``vs_paper=True`` and runs present).
+    missing : bool
+        True where the records hold nothing for the cell: ``text`` is the
+        missing-cell text and ``note`` at most the paper's figure.
     """
 
     text: str
@@ -47,6 +50,7 @@ class Cell:
     note: str = ""
     runs: tuple[float, ...] = field(default=(), repr=False)
     comparison: Comparison | None = field(default=None, repr=False)
+    missing: bool = False
 
     def __str__(self) -> str:
         return f"{self.text} {self.note}" if self.note else self.text
@@ -86,7 +90,7 @@ def _result_cell(
     """A result cell from its runs (percent), marks and the paper's figure."""
     paper_part = [f"paper {_figure(*reference[:2])}"] if reference else []
     if not runs:
-        return Cell(missing, note=_note(paper_part))
+        return Cell(missing, note=_note(paper_part), missing=True)
     mean, std, n = summarize(runs)
     parts = [] if n == PAPER_RUNS else [f"n={n}"]
     comparison = compare_with_paper(runs, *reference) if reference else None
@@ -175,7 +179,9 @@ def _tradeoff_cell(chosen: float, reference: float | None, vs_paper: bool, missi
             [f"paper {_tradeoff_text(reference)}"] if vs_paper and reference is not None else []
         )
         return Cell(_tradeoff_text(chosen), note=note)
-    return Cell(missing) if reference is None else Cell(_tradeoff_text(reference), note="(paper)")
+    if reference is None:
+        return Cell(missing, missing=True)
+    return Cell(_tradeoff_text(reference), note="(paper)")
 
 
 def _tradeoff_cells(
@@ -226,10 +232,9 @@ def _datasets_cells(
     for key in (key for group in spec.groups for key in group.rows):
         for dataset in spec.datasets:
             reference = [f"paper {paper.dataset_statistics(dataset)[key]:,}"] if vs_paper else []
-            text = (
-                f"{int(ours[dataset][key]):,}"
-                if dataset in ours
-                else _missing_text(spec, dataset, missing_reason)
-            )
-            cells[key, dataset] = Cell(text, note=_note(reference))
+            if dataset in ours:
+                cells[key, dataset] = Cell(f"{int(ours[dataset][key]):,}", note=_note(reference))
+            else:
+                cells[key, dataset] = Cell(_missing_text(spec, dataset, missing_reason),
+                                           note=_note(reference), missing=True)
     return cells, []

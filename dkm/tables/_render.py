@@ -132,10 +132,12 @@ _COMPACT_LEGEND = ("Under each of our figures (mean over the n runs), the paper'
 
 def _compact_cell(value: Any, fmt: _Format) -> str:
     """Our figure with its marks and verdict, the paper's figure below it (HTML)."""
-    if isinstance(value, Cell) and value.comparison is None and value.note.startswith("(paper "):
-        # no runs of ours: a dash, the paper's figure below it (the reason is in the text)
-        return (f'<span title="{fmt.escape(value.text)}">–</span><br>'
-                f'<small style="color:#666">{fmt.escape(value.note[1:-1])}</small>')
+    if isinstance(value, Cell) and not value.runs and value.note:
+        # not a result cell (a chosen λ, a dataset statistic) or one without runs: our figure (a
+        # dash where we have none, the reason in its tooltip), the note (the paper's) below it
+        text = (f'<span title="{fmt.escape(value.text)}">–</span>' if value.missing
+                else _cell_text(replace(value, note=""), fmt))
+        return f'{text}<br><small style="color:#666">{fmt.escape(value.note[1:-1])}</small>'
     if not isinstance(value, Cell) or value.comparison is None:
         return _cell_text(value, fmt)
     comparison = value.comparison
