@@ -10,8 +10,8 @@ import pytest
 from dkm import paper
 from dkm.analysis import (
     CLAIMS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs, claims_table, coverage,
-    on_paper_dataset, paired_difference, paper_tradeoff, search_curves, search_records,
-    search_summary, seed_scores, variant_effect, verdict_grid,
+    on_paper_dataset, paired_difference, paper_tradeoff, progress, protocol_gap, search_curves,
+    search_records, search_summary, seed_scores, variant_effect, verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
 
@@ -114,6 +114,13 @@ def test_coverage_counts_each_seed_once():
     assert table.loc["usps"].tolist() == [0, 2, 0] and table.loc["mnist"].tolist() == [1, 0, 0]
 
 
+def test_progress_counts_a_datasets_method_seed_pairs_against_the_protocols():
+    records = (_runs("usps", "dkm-p", [0.7, 0.7], lam=1.0) + _runs("usps", "dkm-p", [0.6], lam=0.1)
+               + _runs("usps", "km", [0.5]) + _runs("mnist", "km", [0.5, 0.5, 0.5]))
+    assert progress(records, "usps", ["km", "dkm-p"], seeds=SEEDS[:3]) == (3, 6)
+    assert progress(records, "20news", ["km", "dkm-p"], seeds=SEEDS[:3]) == (0, 6)
+
+
 def test_a_variants_records_can_be_shown_in_their_paper_datasets_column():
     from dkm import tables
     from dkm.results import validate_record
@@ -138,6 +145,19 @@ def test_check_runs_are_read_and_paired_by_what_they_changed(tmp_path):
     assert read == runs and check_runs("absent", tmp_path) == []
     gap = check_gap(read, {"epochs": 7, "sampler": "sequential"}, {"epochs": 7})
     assert gap.to_dict() == {1: -4.0}
+
+
+def test_protocol_gap_pairs_a_check_run_with_the_protocols_run_of_its_seed():
+    protocol = _runs("usps", "idec-p", [0.72, 0.70], lam=0.001) + _runs("usps", "km", [0.60])
+    seeds = [r["seed"] for r in protocol]
+    sequential = {"sampler": "sequential"}
+    runs = [{"dataset": "usps", "method": "idec-p", "seed": seed, "changed": changed,
+             "test": {"acc": acc}}
+            for seed, changed, acc in [(seeds[0], sequential, 70.5),
+                                       (seeds[1], {"epochs": 9}, 10.0), (99999, sequential, 10.0)]]
+    gap = protocol_gap(runs, sequential, protocol)
+    assert list(gap.index) == [seeds[0]]
+    assert gap.iloc[0] == pytest.approx(70.5 - 72.0)
 
 
 def test_variant_effect_pairs_each_model_by_seed_across_the_two_files():

@@ -27,16 +27,18 @@ Beyond the claims
 -----------------
 The same records answer the book's other questions, one private module each:
 :func:`search_records`, :func:`search_curves`, :func:`search_summary` and
-:func:`paper_tradeoff` read a line search; :func:`coverage` counts the seeds each dataset and method has
-run; :func:`on_paper_dataset` and :func:`variant_effect` show a data variant's
-runs and what the variant changes; :func:`check_runs` and :func:`check_gap`
-read the runs of the benchmarks' check scripts.
+:func:`paper_tradeoff` read a line search; :func:`coverage` counts the seeds
+each dataset and method has run, and :func:`progress` a dataset's runs against
+the protocol's; :func:`on_paper_dataset` and :func:`variant_effect` show a data
+variant's runs and what the variant changes; :func:`check_runs`,
+:func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
+check scripts.
 """
 from __future__ import annotations
 
 # One private module per job (dkm/__init__.py maps them); every public name is
 # re-exported here, the one place to import it from.
-from dkm.analysis._checks import check_gap, check_runs
+from dkm.analysis._checks import check_gap, check_runs, protocol_gap
 from dkm.analysis._claims import (
     CLAIMS,
     MIN_PAIRS,
@@ -47,7 +49,7 @@ from dkm.analysis._claims import (
     claims_table,
     verdict_grid,
 )
-from dkm.analysis._coverage import coverage
+from dkm.analysis._coverage import coverage, progress
 from dkm.analysis._line_search import (
     SEARCH_SUMMARY_COLUMNS,
     paper_tradeoff,
@@ -59,6 +61,7 @@ from dkm.analysis._paired import paired_difference, seed_scores
 from dkm.analysis._variants import on_paper_dataset, variant_effect
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
-           "paired_difference", "check_claims", "verdict_grid", "coverage", "on_paper_dataset", "check_runs", "check_gap", "variant_effect",
+           "paired_difference", "check_claims", "verdict_grid", "coverage", "progress",
+           "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
            "search_summary", "SEARCH_SUMMARY_COLUMNS"]

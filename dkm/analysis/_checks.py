@@ -32,3 +32,32 @@ def check_gap(runs: Iterable[Mapping[str, Any]], changed: Mapping[str, Any],
 
     first, second = by_seed(changed), by_seed(reference)
     return pd.Series({s: first[s] - second[s] for s in sorted(first) if s in second}, dtype=float)
+
+
+def protocol_gap(runs: Iterable[Mapping[str, Any]], changed: Mapping[str, Any],
+                 records: Iterable[Mapping[str, Any]], metric: str = "acc") -> pd.Series:
+    """Per seed, a check run's test score with ``changed`` minus the protocol's run.
+
+    Parameters
+    ----------
+    runs : iterable of dict
+        Check runs (:func:`check_runs`), their test scores in percent.
+    changed : mapping
+        The setting of the check runs to read, as their ``changed`` field names it.
+    records : iterable of dict
+        The protocol's records; each check run is paired with the record of
+        the same dataset, method and seed (the last one, if several).
+    metric : {"acc", "nmi", "ari"}
+
+    Returns
+    -------
+    pandas.Series
+        The differences in points, indexed by seed (sorted); seeds without a
+        protocol record are left out.
+    """
+    protocol = {(r["dataset"], r["method"], r["seed"]): 100 * r["metrics"]["test"][metric]
+                for r in records if r.get("metrics")}
+    gaps = {r["seed"]: r["test"][metric] - protocol[key] for r in runs
+            if r.get("changed") == dict(changed)
+            and (key := (r["dataset"], r["method"], r["seed"])) in protocol}
+    return pd.Series(dict(sorted(gaps.items())), dtype=float)

@@ -22,3 +22,18 @@ def coverage(records: Iterable[Mapping[str, Any]], methods: Sequence[str],
     datasets = list(dict.fromkeys(d for d, _ in seen))
     return pd.DataFrame([[len(seen.get((d, m), ())) for m in methods] for d in datasets],
                         index=datasets, columns=list(methods))
+
+
+def progress(records: Iterable[Mapping[str, Any]], dataset: str, methods: Sequence[str],
+             seeds: Sequence[int] = paper.PAPER_SEEDS) -> tuple[int, int]:
+    """How many of a dataset's runs (one per method and seed) are done, and of how many.
+
+    Returns
+    -------
+    tuple of int
+        The number of (method, seed) pairs of ``dataset`` with a scored record
+        (:func:`coverage`), and ``len(methods) * len(seeds)``.
+    """
+    covered = coverage((r for r in records if r["dataset"] == dataset), methods, seeds)
+    done = int(covered.loc[dataset].sum()) if dataset in covered.index else 0
+    return done, len(methods) * len(seeds)
