@@ -109,6 +109,11 @@ class Study:
     variants: tuple[Variant, ...]
 
     @property
+    def methods(self) -> tuple[str, ...]:
+        """The methods its variants run, each once, in order."""
+        return tuple(dict.fromkeys(v.method for v in self.variants))
+
+    @property
     def against(self) -> dict[str, str]:
         """The protocol method of each method compared with another one's runs."""
         return {v.method: v.against for v in self.variants if v.against is not None}
@@ -543,18 +548,30 @@ def temperature_effects(alpha: pd.DataFrame) -> pd.DataFrame:
     return alpha[(alpha["method"] == "dkm-p") & (alpha["paired"] >= 2)]
 
 
-def agreement_by_dataset(verdicts: pd.DataFrame) -> pd.DataFrame:
+def agreement_by_dataset(verdicts: pd.DataFrame, methods: Sequence[str] = ()) -> pd.DataFrame:
     """Per dataset of a :func:`paper_verdicts` table, whether every verdict is consistent.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        A :func:`paper_verdicts` table.
+    methods : sequence of str, optional
+        The methods each dataset should have verdicts for; a dataset that
+        lacks one of them counts 0 seeds.
 
     Returns
     -------
     pandas.DataFrame
         Indexed by dataset, in order of appearance: ``seeds``, the fewest runs
-        behind any of its rows, and ``consistent``, whether every row of the
-        dataset agrees with the paper.
+        behind any of its rows (0 when a method of ``methods`` has none), and
+        ``consistent``, whether every row of the dataset agrees with the paper.
     """
     by_dataset = verdicts.groupby("dataset", sort=False)
-    return pd.DataFrame({"seeds": by_dataset["n"].min().astype(int),
+    seeds = by_dataset["n"].min().astype(int)
+    if methods:
+        lacking = by_dataset["method"].agg(lambda ran: bool(set(methods) - set(ran)))
+        seeds[lacking] = 0
+    return pd.DataFrame({"seeds": seeds,
                          "consistent": by_dataset["verdict"].agg(
                              lambda v: bool((v == "consistent").all()))})
 

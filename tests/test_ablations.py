@@ -80,6 +80,7 @@ def test_the_studies_declare_the_runs_of_the_book():
         "α = 1 for 100 epochs", "α = 10 for 100 epochs", "α = 100 for 100 epochs",
         "hard assignment (α → ∞)", describe({"schedule": paper_annealing(n_terms=20)}), "protocol"]
     assert STUDIES["alpha"].against == {"dkm-pa": "dkm-p"}
+    assert STUDIES["alpha"].methods == ("dkm-p", "dkm-a", "dkm-pa")
     towards = STUDIES["towards-dkm"].variants
     assert [v.overrides for v in towards] == [
         {"epochs": 100}, *({**step, "epochs": 100} for _, step in TOWARDS_DKM[:-1])]
@@ -411,3 +412,12 @@ def test_agreement_by_dataset_needs_every_verdict_consistent_and_counts_the_fewe
     agreement = ablations.agreement_by_dataset(verdicts)
     assert agreement.index.tolist() == ["usps", "20news"]
     assert agreement.to_dict("list") == {"seeds": [2, 1], "consistent": [True, False]}
+
+
+def test_agreement_by_dataset_counts_no_seed_where_a_method_has_no_run():
+    verdicts = pd.DataFrame({"dataset": ["usps", "usps", "20news"],
+                             "method": ["dcn-np-authors", "dcn-p-authors", "dcn-np-authors"],
+                             "n": [3, 3, 3], "verdict": ["consistent"] * 3})
+    agreement = ablations.agreement_by_dataset(verdicts, ["dcn-np-authors", "dcn-p-authors"])
+    assert agreement.to_dict("list") == {"seeds": [3, 0], "consistent": [True, True]}
+    assert ablations.agreement_by_dataset(verdicts).seeds.tolist() == [3, 3]
