@@ -101,12 +101,18 @@ class Variant:
 class Study:
     """An ablation study: the question it asks and the variants that answer it.
 
-    Its runs are kept in ``<results>/<name>.jsonl``.
+    Its runs are kept in ``<results>/<name>.jsonl``. ``datasets`` names the
+    datasets its variants are designed for (None: any dataset).
     """
 
     name: str
     question: str
     variants: tuple[Variant, ...]
+    datasets: tuple[str, ...] | None = None
+
+    def covers(self, dataset: str) -> bool:
+        """Whether the study is designed for the dataset called ``dataset``."""
+        return self.datasets is None or dataset in self.datasets
 
     @property
     def methods(self) -> tuple[str, ...]:
@@ -144,7 +150,8 @@ def _studies() -> Mapping[str, Study]:
               tuple(Variant("dkm-p", {"weight_decay": w}) for w in (1e-4, 1e-2))),
         # the paper's grid has nothing between λ = 1 (chosen on USPS) and λ = 10 (collapse)
         Study("lambda", "Where between the paper's λ = 1 and λ = 10 does DKM^p collapse?",
-              tuple(Variant("dkm-p", {"lam": value}) for value in LAMBDA_CLIFF)),
+              tuple(Variant("dkm-p", {"lam": value}) for value in LAMBDA_CLIFF),
+              datasets=("usps",)),
     )
     return MappingProxyType({s.name: s for s in studies})
 
@@ -206,11 +213,23 @@ def run_study(
     -------
     int
         Number of records added.
+
+    Raises
+    ------
+    ValueError
+        For a dataset the study is not designed for (:meth:`Study.covers`),
+        before anything runs.
     """
     from dkm.data import Dataset, load
     from dkm.experiments import run_grid
 
     chosen = study(name)
+    datasets = list(datasets)
+    for dataset in datasets:
+        dataset_name = dataset.name if isinstance(dataset, Dataset) else str(dataset)
+        if not chosen.covers(dataset_name):
+            raise ValueError(f"the {chosen.name!r} study is designed for "
+                             f"{', '.join(chosen.datasets)} only, not {dataset_name!r}")
     store = Path(results_dir) / f"{chosen.name}.jsonl"
     cache_dir = cache_dir if cache_dir is not None else Path(results_dir).parent / ".pretraining-cache"
     added = 0
@@ -372,7 +391,8 @@ def pending(name: str, records: Iterable[Mapping[str, Any]], datasets: Iterable[
     records : iterable of dict
         The study's records (any others are ignored).
     datasets : iterable of str
-        The dataset ids it should run on.
+        The dataset ids it should run on; those the study is not designed
+        for (:meth:`Study.covers`) are left out.
     seeds : sequence of int
         The seeds it should run (the paper's first three by default).
 
@@ -384,9 +404,10 @@ def pending(name: str, records: Iterable[Mapping[str, Any]], datasets: Iterable[
         and ``missing``, the tuple of its seeds without a run.
     """
     records = list(records)
+    chosen = study(name)
     rows = []
-    for dataset in datasets:
-        for variant in study(name).variants:
+    for dataset in filter(chosen.covers, datasets):
+        for variant in chosen.variants:
             done = variant_scores(records, variant, dataset).index
             missing = tuple(seed for seed in seeds if seed not in done)
             if missing:

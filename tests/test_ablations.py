@@ -331,6 +331,21 @@ def test_cli_ablate_refuses_an_unknown_study(tmp_path):
     assert all(name in help_text for name in STUDIES)
 
 
+def test_a_study_designed_for_some_datasets_refuses_the_others_before_running(monkeypatch):
+    import dkm.experiments
+    from dkm.data import from_arrays
+
+    monkeypatch.setattr(dkm.experiments, "run_grid", lambda *args, **kw: pytest.fail("ran"))
+    assert STUDIES["lambda"].datasets == ("usps",) and STUDIES["alpha"].datasets is None
+    assert STUDIES["lambda"].covers("usps") and not STUDIES["lambda"].covers("20news")
+    assert STUDIES["alpha"].covers("20news")
+    data = [from_arrays(np.zeros((4, 2)), np.array([0, 1, 0, 1]), name=name)
+            for name in ("usps", "20news")]
+    with pytest.raises(ValueError, match="'lambda' study is designed for usps only, not '20news'"):
+        ablations.run_study("lambda", data, [5], progress=False, log=lambda message: None)
+    assert ablations.pending("lambda", [], ["usps", "20news"]).dataset.unique().tolist() == ["usps"]
+
+
 def test_cli_ablate_runs_a_study_resumably(tmp_path):
     args = ("ablate", "--study", "weight-decay", "--dataset", "digits", "--seeds", "1",
             "--scale", "0.02", "--results", str(tmp_path / "ablations"), "--quiet")
