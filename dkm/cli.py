@@ -103,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "simply be run again.",
     )
     ablate.add_argument("--study", required=True,
-                        help="the study: dcn-authors, alpha, towards-dkm, weight-decay or lambda")
+                        help="the study: dcn-authors, alpha, towards-dkm, weight-decay or lambda "
+                             "(lambda: USPS only, its values are around USPS's collapse)")
     ablate.add_argument("--dataset", required=True, action="append",
                         help="a dataset name or a path, as for run; repeat for several")
     ablate.add_argument("--seeds", type=_positive_int, default=3,
