@@ -39,7 +39,7 @@ from dkm.analysis import paired_difference
 from dkm.data import PAPER_STATISTICS, paper_dataset
 
 __all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "study", "pending",
-           "tradeoff_points", "tradeoff_choice", "run_study", "load_study",
+           "tradeoff_points", "tradeoff_means", "tradeoff_choice", "run_study", "load_study",
            "protocol_records", "variant_params", "protocol_params", "switches", "describe",
            "variant_scores", "compare", "excludes_zero", "temperature_effects",
            "agreement_by_dataset", "against_paper", "paper_verdicts", "alpha_points",
@@ -454,6 +454,20 @@ def tradeoff_points(records: Iterable[Mapping[str, Any]], dataset: str, method: 
                      "test": _score(r, metric, "test")})
     frame = pd.DataFrame(rows, columns=["tradeoff", "seed", "validation", "test"])
     return frame.sort_values(["tradeoff", "seed"], ignore_index=True)
+
+
+def tradeoff_means(points: pd.DataFrame, low: float = -math.inf,
+                   high: float = math.inf) -> pd.DataFrame:
+    """The mean test score at each value of a :func:`tradeoff_points` curve from ``low`` to ``high``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by trade-off value (ascending, both ends included): ``test``,
+        the mean test score over its seeds, and ``seeds``, their number.
+    """
+    within = points[(points["tradeoff"] >= low) & (points["tradeoff"] <= high)]
+    return within.groupby("tradeoff").agg(test=("test", "mean"), seeds=("seed", "size"))
 
 
 def tradeoff_choice(points: pd.DataFrame) -> dict[str, float]:

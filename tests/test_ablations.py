@@ -412,6 +412,15 @@ def test_the_tradeoff_choice_is_the_best_mean_validation_and_its_regret_the_test
         ablations.tradeoff_choice(points.iloc[:0])
 
 
+def test_tradeoff_means_average_each_value_within_the_range_and_count_its_seeds():
+    points = pd.DataFrame({"tradeoff": [0.1, 1.0, 1.0, 2.0, 10.0, 10.0], "seed": [1, 1, 2, 1, 1, 2],
+                           "validation": [0.0] * 6, "test": [70.0, 76.0, 78.0, 79.0, 20.0, 24.0]})
+    means = ablations.tradeoff_means(points, 1, 10)
+    assert means.index.tolist() == [1.0, 2.0, 10.0]
+    assert means.to_dict("list") == {"test": [77.0, 79.0, 22.0], "seeds": [2, 1, 2]}
+    assert ablations.tradeoff_means(points).index.tolist() == [0.1, 1.0, 2.0, 10.0]
+
+
 def test_excludes_zero_and_the_temperature_rows_of_a_comparison():
     table = pd.DataFrame({"method": ["dkm-p", "dkm-p", "dkm-p", "dkm-a"], "paired": [3, 3, 1, 3],
                           "low": [-0.5, 0.2, np.nan, -4.0], "high": [0.4, 1.0, np.nan, -1.0]})
