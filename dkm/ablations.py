@@ -40,10 +40,10 @@ from dkm.data import PAPER_STATISTICS, paper_dataset
 
 __all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "study", "pending",
            "tradeoff_points", "tradeoff_means", "tradeoff_choice", "run_study", "load_study",
-           "protocol_records", "variant_params", "protocol_params", "switches", "describe",
+           "protocol_records", "study_tradeoff_points", "tradeoff_onset", "variant_params", "protocol_params", "switches", "describe",
            "variant_scores", "compare", "excludes_zero", "temperature_effects",
            "agreement_by_dataset", "against_paper", "paper_verdicts", "alpha_points",
-           "towards_dkm_chain", "table_view", "embedding_norm_curves"]
+           "towards_dkm_chain", "table_view", "embedding_norm_curves", "embedding_shrinkage"]
 
 #: The seeds of the ablations: the paper's first three.
 STUDY_SEEDS: tuple[int, ...] = paper.PAPER_SEEDS[:3]
@@ -456,6 +456,36 @@ def tradeoff_points(records: Iterable[Mapping[str, Any]], dataset: str, method: 
     return frame.sort_values(["tradeoff", "seed"], ignore_index=True)
 
 
+def study_tradeoff_points(results_dir: str | os.PathLike[str], store: str = "usps",
+                          method: str = "dkm-p", metric: str = "acc") -> pd.DataFrame:
+    """:func:`tradeoff_points` of the ablations' seeds, from every store that holds such runs.
+
+    The runs are the protocol's (``<store>.jsonl``), its line search's
+    (``<store>-lambda.jsonl``) and the ``"lambda"`` study's
+    (``ablations/lambda.jsonl``), where each exists, on :data:`STUDY_SEEDS`.
+
+    Parameters
+    ----------
+    results_dir : str or path-like
+        The folder of the protocol's stores, with the ablations' in ``ablations/``.
+    store : str, default "usps"
+        The store's name, which is also the dataset id its records carry.
+    method : str, default "dkm-p"
+        A method with a trade-off hyperparameter.
+    metric : {"acc", "nmi", "ari"}
+        The score, in percent.
+
+    Returns
+    -------
+    pandas.DataFrame
+        As :func:`tradeoff_points`.
+    """
+    folder = Path(results_dir)
+    runs = [r for name in (store, f"{store}-lambda") for r in _read(folder / f"{name}.jsonl")
+            if r["seed"] in STUDY_SEEDS]
+    return tradeoff_points(runs + load_study("lambda", folder / "ablations"), store, method, metric)
+
+
 def tradeoff_means(points: pd.DataFrame, low: float = -math.inf,
                    high: float = math.inf) -> pd.DataFrame:
     """The mean test score at each value of a :func:`tradeoff_points` curve from ``low`` to ``high``.
@@ -573,6 +603,49 @@ def excludes_zero(comparison: pd.DataFrame) -> pd.Series:
     return (comparison["low"] > 0) | (comparison["high"] < 0)
 
 
+def tradeoff_onset(comparison: pd.DataFrame, name: str = "lambda",
+                   dataset: str = "usps") -> dict[str, float | None]:
+    """Where a trade-off study's values start to move the score, against the protocol's value.
+
+    The study's values are read in increasing order: the first whose interval
+    (:func:`compare`) excludes 0 is the *onset*, and the values before it
+    change nothing measurably. The walk stops, without an onset, at a value
+    that has no interval yet (fewer than two seed pairs).
+
+    Parameters
+    ----------
+    comparison : pandas.DataFrame
+        A :func:`compare` table of the study's records.
+    name : str, default "lambda"
+        A study of :data:`STUDIES` whose variants each change only their
+        method's trade-off.
+    dataset : str, default "usps"
+        The dataset id of the rows read.
+
+    Returns
+    -------
+    dict
+        ``steady``: the largest value read before the onset or the stop (the
+        protocol's own value when there is none); ``onset``: the onset's value
+        and ``change``: its mean difference (both None without an onset).
+    """
+    from dkm.experiments import default_tradeoff
+
+    variants = study(name).variants
+    steps = sorted((float(v.overrides_for(dataset)[registry.get(v.method).config_field]),
+                    describe(v.overrides)) for v in variants)
+    rows = comparison[comparison["dataset"] == dataset].set_index("variant")
+    steady = default_tradeoff(variants[0].method, dataset)
+    for value, label in steps:
+        if label not in rows.index or not np.isfinite(rows.at[label, "low"]):
+            break
+        row = rows.loc[label]
+        if row["low"] > 0 or row["high"] < 0:
+            return {"steady": steady, "onset": value, "change": float(row["difference"])}
+        steady = value
+    return {"steady": steady, "onset": None, "change": None}
+
+
 def temperature_effects(alpha: pd.DataFrame) -> pd.DataFrame:
     """The rows of the ``"alpha"`` study's :func:`compare` table that change only DKM^p's α.
 
@@ -583,7 +656,8 @@ def temperature_effects(alpha: pd.DataFrame) -> pd.DataFrame:
     return alpha[(alpha["method"] == "dkm-p") & (alpha["paired"] >= 2)]
 
 
-def agreement_by_dataset(verdicts: pd.DataFrame, methods: Sequence[str] = ()) -> pd.DataFrame:
+def agreement_by_dataset(verdicts: pd.DataFrame, methods: Sequence[str] = (),
+                         seeds_needed: int = len(STUDY_SEEDS)) -> pd.DataFrame:
     """Per dataset of a :func:`paper_verdicts` table, whether every verdict is consistent.
 
     Parameters
@@ -594,12 +668,17 @@ def agreement_by_dataset(verdicts: pd.DataFrame, methods: Sequence[str] = ()) ->
         The methods each dataset should have verdicts for; a dataset that
         lacks one of them counts 0 seeds.
 
+    seeds_needed : int, optional
+        The runs a row needs for its dataset to be complete (by default the
+        ablations' seeds, :data:`STUDY_SEEDS`).
+
     Returns
     -------
     pandas.DataFrame
         Indexed by dataset, in order of appearance: ``seeds``, the fewest runs
-        behind any of its rows (0 when a method of ``methods`` has none), and
-        ``consistent``, whether every row of the dataset agrees with the paper.
+        behind any of its rows (0 when a method of ``methods`` has none),
+        ``consistent``, whether every row of the dataset agrees with the paper,
+        and ``complete``, whether ``seeds`` reaches ``seeds_needed``.
     """
     by_dataset = verdicts.groupby("dataset", sort=False)
     seeds = by_dataset["n"].min().astype(int)
@@ -608,7 +687,8 @@ def agreement_by_dataset(verdicts: pd.DataFrame, methods: Sequence[str] = ()) ->
         seeds[lacking] = 0
     return pd.DataFrame({"seeds": seeds,
                          "consistent": by_dataset["verdict"].agg(
-                             lambda v: bool((v == "consistent").all()))})
+                             lambda v: bool((v == "consistent").all())),
+                         "complete": seeds >= seeds_needed})
 
 
 def against_paper(comparison: pd.DataFrame, metric: str = "acc",
@@ -832,3 +912,35 @@ def embedding_norm_curves(snapshots_dir: str | os.PathLike[str], dataset: str, s
         raise ValueError(f"the snapshots of {dataset}, seed {seed} pretrain for different numbers "
                          f"of epochs: {sorted(lengths)}")
     return curves, lengths.pop() if lengths else 0
+
+
+def embedding_shrinkage(curves: Mapping[str, np.ndarray], pretraining_epochs: int) -> pd.DataFrame:
+    """Each :func:`embedding_norm_curves` curve's norm when the pretraining ends and at the end.
+
+    Parameters
+    ----------
+    curves : mapping of str to numpy.ndarray
+        The curves, pretraining first, as :func:`embedding_norm_curves` returns them.
+    pretraining_epochs : int
+        How many of each curve's first values are the pretraining's (>= 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by the curves' labels, in order: ``pretrained`` (the mean norm
+        at the last epoch of the pretraining), ``trained`` (at the last epoch)
+        and ``shrinks`` (whether ``trained < pretrained``); no row without curves.
+
+    Raises
+    ------
+    ValueError
+        When there are curves and ``pretraining_epochs`` < 1 (a curve without
+        its pretraining has no starting norm to compare with).
+    """
+    if curves and pretraining_epochs < 1:
+        raise ValueError("the curves have no pretraining epoch to start from "
+                         f"(pretraining_epochs={pretraining_epochs})")
+    frame = pd.DataFrame({"pretrained": [float(c[pretraining_epochs - 1]) for c in curves.values()],
+                          "trained": [float(c[-1]) for c in curves.values()]},
+                         index=pd.Index(list(curves), dtype=object), dtype=float)
+    return frame.assign(shrinks=frame["trained"] < frame["pretrained"])

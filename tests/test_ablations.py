@@ -435,7 +435,9 @@ def test_agreement_by_dataset_needs_every_verdict_consistent_and_counts_the_fewe
                                          "consistent"]})
     agreement = ablations.agreement_by_dataset(verdicts)
     assert agreement.index.tolist() == ["usps", "20news"]
-    assert agreement.to_dict("list") == {"seeds": [2, 1], "consistent": [True, False]}
+    assert agreement.to_dict("list") == {"seeds": [2, 1], "consistent": [True, False],
+                                         "complete": [False, False]}
+    assert ablations.agreement_by_dataset(verdicts, seeds_needed=2).complete.tolist() == [True, False]
 
 
 def test_agreement_by_dataset_counts_no_seed_where_a_method_has_no_run():
@@ -443,5 +445,81 @@ def test_agreement_by_dataset_counts_no_seed_where_a_method_has_no_run():
                              "method": ["dcn-np-authors", "dcn-p-authors", "dcn-np-authors"],
                              "n": [3, 3, 3], "verdict": ["consistent"] * 3})
     agreement = ablations.agreement_by_dataset(verdicts, ["dcn-np-authors", "dcn-p-authors"])
-    assert agreement.to_dict("list") == {"seeds": [3, 0], "consistent": [True, True]}
+    assert agreement.to_dict("list") == {"seeds": [3, 0], "consistent": [True, True],
+                                         "complete": [True, False]}
     assert ablations.agreement_by_dataset(verdicts).seeds.tolist() == [3, 3]
+
+
+def _committed(path, **match):
+    """The first committed record of ``results/<path>`` whose fields equal ``match``."""
+    from dkm.results import ResultsStore
+
+    return next(r for r in ResultsStore(REPO_ROOT / "results" / path).records()
+                if all(r[key] == value for key, value in match.items()))
+
+
+def test_study_tradeoff_points_gather_the_ablation_seeds_runs_of_every_store(tmp_path):
+    from dkm.results import ResultsStore
+
+    protocol = _committed("usps.jsonl", method="dkm-p", seed=STUDY_SEEDS[0])
+    not_a_study_seed = _committed("usps.jsonl", method="dkm-p", seed=paper.PAPER_SEEDS[3])
+    search = next(r for r in ResultsStore(REPO_ROOT / "results" / "usps-lambda.jsonl").records()
+                  if r["seed"] == STUDY_SEEDS[1] and r["params"]["lambda"] == 0.1)
+    cliff = _committed("ablations/lambda.jsonl", seed=STUDY_SEEDS[2])
+    (tmp_path / "ablations").mkdir()
+    for path, records in {"usps.jsonl": [protocol, not_a_study_seed],
+                          "usps-lambda.jsonl": [search, protocol],  # a run in two stores
+                          "ablations/lambda.jsonl": [cliff]}.items():
+        for record in records:
+            ResultsStore(tmp_path / path).append(record)
+    points = ablations.study_tradeoff_points(tmp_path)
+    expected = sorted([(1.0, STUDY_SEEDS[0], protocol), (0.1, STUDY_SEEDS[1], search),
+                       (cliff["params"]["lambda"], STUDY_SEEDS[2], cliff)], key=lambda t: t[0])
+    assert list(zip(points.tradeoff, points.seed)) == [(value, seed) for value, seed, _ in expected]
+    assert points.test.tolist() == pytest.approx(
+        [100 * r["metrics"]["test"]["acc"] for _, _, r in expected])
+    assert ablations.study_tradeoff_points(tmp_path, metric="nmi").test.tolist() == pytest.approx(
+        [100 * r["metrics"]["test"]["nmi"] for _, _, r in expected])
+    assert ablations.study_tradeoff_points(tmp_path, "usps-sharp").empty  # no such store
+
+
+def _cliff_table(*intervals, dataset="usps"):
+    """A compare() table of the "lambda" study: (difference, low, high) per value, None: no row."""
+    labels = [describe(v.overrides) for v in STUDIES["lambda"].variants]
+    rows = [{"dataset": dataset, "method": "dkm-p", "variant": label, "difference": interval[0],
+             "low": interval[1], "high": interval[2]}
+            for label, interval in zip(labels, intervals) if interval is not None]
+    return pd.DataFrame(rows, columns=["dataset", "method", "variant", "difference", "low", "high"])
+
+
+def test_tradeoff_onset_is_the_first_value_of_the_study_whose_interval_excludes_zero():
+    steady, loss, gain, no_interval = (0.2, -1.0, 1.4), (-10.9, -15.3, -6.5), (3.0, 1.0, 5.0), \
+        (-9.0, np.nan, np.nan)
+    assert ablations.tradeoff_onset(_cliff_table(steady, steady, loss)) == {
+        "steady": 3.0, "onset": 5.0, "change": -10.9}
+    # the first value moves it: steady at the protocol's own λ on USPS, the paper's 1
+    assert ablations.tradeoff_onset(_cliff_table(loss, steady, steady)) == {
+        "steady": 1.0, "onset": 2.0, "change": -10.9}
+    assert ablations.tradeoff_onset(_cliff_table(steady, gain, loss)) == {
+        "steady": 2.0, "onset": 3.0, "change": 3.0}
+    assert ablations.tradeoff_onset(_cliff_table(steady, steady, steady)) == {
+        "steady": 5.0, "onset": None, "change": None}
+    # the walk stops at a value without an interval, or without runs
+    for unknown in (no_interval, None):
+        assert ablations.tradeoff_onset(_cliff_table(steady, unknown, loss)) == {
+            "steady": 2.0, "onset": None, "change": None}
+    assert ablations.tradeoff_onset(_cliff_table(loss, loss, loss, dataset="20news")) == {
+        "steady": 1.0, "onset": None, "change": None}
+
+
+def test_embedding_shrinkage_reads_each_curve_where_the_pretraining_ends_and_at_its_end():
+    curves = {"protocol": np.array([5.0, 7.7, 6.0, 3.1]),
+              "weight decay 0.01": np.array([5.0, 7.0, 7.5, 8.0])}
+    shrinkage = ablations.embedding_shrinkage(curves, 2)
+    assert shrinkage.index.tolist() == ["protocol", "weight decay 0.01"]
+    assert shrinkage.to_dict("list") == {"pretrained": [7.7, 7.0], "trained": [3.1, 8.0],
+                                         "shrinks": [True, False]}
+    assert ablations.embedding_shrinkage(curves, 3).pretrained.tolist() == [6.0, 7.5]
+    with pytest.raises(ValueError, match="no pretraining epoch"):
+        ablations.embedding_shrinkage(curves, 0)
+    assert ablations.embedding_shrinkage({}, 0).empty
