@@ -43,7 +43,7 @@ __all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "study"
            "protocol_records", "study_tradeoff_points", "tradeoff_onset", "variant_params", "protocol_params", "switches", "describe",
            "variant_scores", "compare", "excludes_zero", "temperature_effects",
            "agreement_by_dataset", "against_paper", "paper_verdicts", "alpha_points",
-           "towards_dkm_chain", "table_view", "embedding_norm_curves", "embedding_shrinkage"]
+           "towards_dkm_chain", "step_effects", "table_view", "embedding_norm_curves", "embedding_shrinkage"]
 
 #: The seeds of the ablations: the paper's first three.
 STUDY_SEEDS: tuple[int, ...] = paper.PAPER_SEEDS[:3]
@@ -804,6 +804,40 @@ def towards_dkm_chain(records: Iterable[Mapping[str, Any]], dataset: str, metric
     chain["step"] = pd.Categorical(chain["step"], categories=[label for label, _ in steps],
                                    ordered=True)
     return chain
+
+
+def step_effects(chain: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """What each step of a :func:`towards_dkm_chain` changes, seed by seed.
+
+    Each step is compared with the step before it on their common seeds (same
+    initialisation, minibatches and pretraining): the mean of the seed-by-seed
+    differences and its t interval.
+
+    Parameters
+    ----------
+    chain : pandas.DataFrame
+        A :func:`towards_dkm_chain` table.
+    confidence : float
+        Level of the paired t interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per step after the first, in the chain's order: ``step`` and
+        ``previous`` (the labels), ``paired`` (seeds that ran both),
+        ``difference`` (step minus previous), ``low`` and ``high`` (NaN with
+        fewer than two pairs).
+    """
+    steps = list(chain["step"].cat.categories)
+    scores = {step: rows.set_index("seed")["score"]
+              for step, rows in chain.groupby("step", observed=False)}
+    rows = []
+    for previous, step in zip(steps, steps[1:]):
+        difference, low, high, paired = paired_difference(scores[step], scores[previous],
+                                                          confidence)
+        rows.append({"step": step, "previous": previous, "paired": paired,
+                     "difference": difference, "low": low, "high": high})
+    return pd.DataFrame(rows, columns=["step", "previous", "paired", "difference", "low", "high"])
 
 
 _SIGNED = ("difference", "against paper")

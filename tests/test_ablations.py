@@ -523,3 +523,20 @@ def test_embedding_shrinkage_reads_each_curve_where_the_pretraining_ends_and_at_
     with pytest.raises(ValueError, match="no pretraining epoch"):
         ablations.embedding_shrinkage(curves, 0)
     assert ablations.embedding_shrinkage({}, 0).empty
+
+
+def test_step_effects_pair_each_step_with_the_one_before_on_their_common_seeds():
+    steps = ["DCN^p", "+ step 1", "+ step 2", "DKM^p"]
+    chain = pd.DataFrame({
+        "step": pd.Categorical(["DCN^p"] * 3 + ["+ step 1"] * 3 + ["+ step 2"] + ["DKM^p"] * 2,
+                               categories=steps, ordered=True),
+        "seed": [1, 2, 3, 1, 2, 3, 1, 1, 2],
+        "score": [70.0, 72.0, 74.0, 71.0, 74.0, 74.0, 60.0, 75.0, 76.0]})
+    effects = ablations.step_effects(chain)
+    assert effects.step.tolist() == steps[1:] and effects.previous.tolist() == steps[:-1]
+    assert effects.paired.tolist() == [3, 1, 1]
+    assert effects.difference.tolist() == pytest.approx([1.0, -11.0, 15.0])
+    # differences 1, 2, 0: mean 1, sd 1, half-width t(0.975, 2) / sqrt(3)
+    half = 4.302652729749464 / math.sqrt(3)
+    assert [effects.low[0], effects.high[0]] == pytest.approx([1 - half, 1 + half])
+    assert effects.low[1:].isna().all() and effects.high[1:].isna().all()
