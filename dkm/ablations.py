@@ -43,7 +43,7 @@ __all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "study"
            "protocol_records", "study_tradeoff_points", "tradeoff_onset", "variant_params", "protocol_params", "switches", "describe",
            "variant_scores", "compare", "excludes_zero", "temperature_effects",
            "agreement_by_dataset", "against_paper", "paper_verdicts", "alpha_points",
-           "towards_dkm_chain", "step_effects", "table_view", "embedding_norm_curves", "embedding_shrinkage"]
+           "towards_dkm_chain", "towards_dkm_switches", "step_effects", "table_view", "embedding_norm_curves", "embedding_shrinkage"]
 
 #: The seeds of the ablations: the paper's first three.
 STUDY_SEEDS: tuple[int, ...] = paper.PAPER_SEEDS[:3]
@@ -791,19 +791,34 @@ def towards_dkm_chain(records: Iterable[Mapping[str, Any]], dataset: str, metric
         Columns ``step`` (an ordered categorical: the steps' labels, the
         paper's method labels in them), ``seed`` and ``score`` (percent).
     """
-    from dkm.methods.dcn import TOWARDS_DKM
-
     records = list(records)
-    towards = study("towards-dkm").variants
-    hard = next(v for v in study("alpha").variants if v.overrides.get("assignment") == "hard")
-    steps = [("DCN^p", Variant("dcn-p")), ("+ λ and epochs of DKM^p", towards[0])]
-    steps += [(f"+ step {i}", variant) for i, variant in enumerate(towards[1:], 1)]
-    steps += [(f"+ step {len(TOWARDS_DKM)} = DKM^p, hard", hard), ("DKM^p", Variant("dkm-p"))]
+    steps = _towards_dkm_steps()
     chain = _long(((label, variant_scores(records, variant, dataset, metric, split))
-                   for label, variant in steps), "step")
-    chain["step"] = pd.Categorical(chain["step"], categories=[label for label, _ in steps],
+                   for label, _, variant in steps), "step")
+    chain["step"] = pd.Categorical(chain["step"], categories=[label for label, _, _ in steps],
                                    ordered=True)
     return chain
+
+
+def _towards_dkm_steps() -> list[tuple[str, str, Variant]]:
+    """The steps of :func:`towards_dkm_chain`: label, what the step changes, and its variant."""
+    from dkm.methods.dcn import TOWARDS_DKM
+
+    towards = study("towards-dkm").variants
+    hard = next(v for v in study("alpha").variants if v.overrides.get("assignment") == "hard")
+    steps = [("DCN^p", "DCN^p as the protocol runs it", Variant("dcn-p")),
+             ("+ λ and epochs of DKM^p", "DKM^p's λ and number of epochs", towards[0])]
+    steps += [(f"+ step {i}", text, variant)
+              for i, ((text, _), variant) in enumerate(zip(TOWARDS_DKM, towards[1:]), 1)]
+    steps += [(f"+ step {len(TOWARDS_DKM)} = DKM^p, hard", TOWARDS_DKM[-1][0], hard),
+              ("DKM^p", "the soft assignment at α = 1000 instead of the hard one",
+               Variant("dkm-p"))]
+    return steps
+
+
+def towards_dkm_switches() -> dict[str, str]:
+    """What each step of :func:`towards_dkm_chain` changes, by step label, in the chain's order."""
+    return {label: text for label, text, _ in _towards_dkm_steps()}
 
 
 def step_effects(chain: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:

@@ -540,3 +540,12 @@ def test_step_effects_pair_each_step_with_the_one_before_on_their_common_seeds()
     half = 4.302652729749464 / math.sqrt(3)
     assert [effects.low[0], effects.high[0]] == pytest.approx([1 - half, 1 + half])
     assert effects.low[1:].isna().all() and effects.high[1:].isna().all()
+
+
+def test_each_step_of_the_towards_dkm_chain_says_what_it_changes():
+    from dkm.methods.dcn import TOWARDS_DKM
+
+    chain = towards_dkm_chain([], "usps")
+    switches_by_step = ablations.towards_dkm_switches()
+    assert list(switches_by_step) == list(chain.step.cat.categories)
+    assert list(switches_by_step.values())[2:5] == [text for text, _ in TOWARDS_DKM]
