@@ -182,6 +182,7 @@ def run_study(
     seeds: Sequence[int] = STUDY_SEEDS,
     results_dir: str | os.PathLike[str] = "results/ablations",
     *,
+    methods: Iterable[str] | None = None,
     scale: float = 1.0,
     seeds_per_batch: int | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
@@ -203,6 +204,9 @@ def run_study(
         The seeds (the paper's first three by default).
     results_dir : path
         The folder of the studies' stores.
+    methods : iterable of str, optional
+        Run only the variants of these methods (:attr:`Study.methods`); all by
+        default.
     scale, seeds_per_batch, progress, log
         As in :func:`dkm.experiments.run_grid`.
     cache_dir : path, optional
@@ -217,8 +221,8 @@ def run_study(
     Raises
     ------
     ValueError
-        For a dataset the study is not designed for (:meth:`Study.covers`),
-        before anything runs.
+        For a dataset the study is not designed for (:meth:`Study.covers`), or
+        a method it has no variant of, before anything runs.
     """
     from dkm.data import Dataset, load
     from dkm.experiments import run_grid
@@ -230,12 +234,17 @@ def run_study(
         if not chosen.covers(dataset_name):
             raise ValueError(f"the {chosen.name!r} study is designed for "
                              f"{', '.join(chosen.datasets)} only, not {dataset_name!r}")
+    methods = chosen.methods if methods is None else tuple(methods)
+    unknown = sorted(set(methods) - set(chosen.methods))
+    if unknown:
+        raise ValueError(f"the {chosen.name!r} study has no variant of {', '.join(unknown)}; "
+                         f"its methods are {', '.join(chosen.methods)}")
     store = Path(results_dir) / f"{chosen.name}.jsonl"
     cache_dir = cache_dir if cache_dir is not None else Path(results_dir).parent / ".pretraining-cache"
     added = 0
     for dataset in datasets:
         data = dataset if isinstance(dataset, Dataset) else load(dataset)
-        for variant in chosen.variants:
+        for variant in (v for v in chosen.variants if v.method in methods):
             overrides = variant.overrides_for(data.name)
             log(f"{chosen.name}: {data.name} {variant.method}, {describe(overrides)}")
             added += run_grid([data], [variant.method], seeds, store, scale=scale,

@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "(lambda: USPS only, its values are around USPS's collapse)")
     ablate.add_argument("--dataset", required=True, action="append",
                         help="a dataset name or a path, as for run; repeat for several")
+    ablate.add_argument("--method", action="append", dest="methods", default=None,
+                        help="run only the study's variants of this method (repeat for several); "
+                             "default: all of them")
     ablate.add_argument("--seeds", type=_positive_int, default=3,
                         help="number of seeds, taken in order from the paper's seeds; default 3")
     ablate.add_argument("--seed", type=int, action="append", dest="seed_list", metavar="SEED",
@@ -194,9 +197,9 @@ def _command_ablate(args: argparse.Namespace) -> int:
 
     name = study(args.study).name
     datasets = [load(dataset, args.data_home) for dataset in args.dataset]
-    added = run_study(name, datasets, _seeds(args), args.results, scale=args.scale,
-                      seeds_per_batch=args.seeds_per_batch, progress=not args.quiet,
-                      log=_log(args))
+    added = run_study(name, datasets, _seeds(args), args.results, methods=args.methods,
+                      scale=args.scale, seeds_per_batch=args.seeds_per_batch,
+                      progress=not args.quiet, log=_log(args))
     print(f"{added} new record(s) in {Path(args.results) / name}.jsonl")
     return 0
 

@@ -128,6 +128,26 @@ def test_run_study_runs_every_variant_into_the_studys_store(monkeypatch, tmp_pat
     assert {c[4]["cache_dir"] for c in calls} == {tmp_path / ".pretraining-cache"}
 
 
+def test_run_study_runs_only_the_variants_of_the_methods_asked_for(monkeypatch, tmp_path):
+    import dkm.experiments
+    from dkm.data import from_arrays
+
+    calls = []
+    monkeypatch.setattr(dkm.experiments, "run_grid",
+                        lambda datasets, methods, seeds, results, **kw: calls.append(
+                            (methods, kw["overrides"])) or 1)
+    data = [from_arrays(np.zeros((4, 2)), np.array([0, 1, 0, 1]), name="usps")]
+    quiet = {"progress": False, "log": lambda message: None}
+    assert ablations.run_study("alpha", data, [5], tmp_path, methods=["dkm-a", "dkm-pa"],
+                               **quiet) == 2
+    assert calls == [(["dkm-a"], _variant("alpha", "dkm-a").overrides_for("usps")),
+                     (["dkm-pa"], {})]
+    with pytest.raises(ValueError, match="'alpha' study has no variant of dcn-p; its methods "
+                                         "are dkm-p, dkm-a, dkm-pa"):
+        ablations.run_study("alpha", data, [5], tmp_path, methods=["dkm-a", "dcn-p"], **quiet)
+    assert len(calls) == 2  # refused before running
+
+
 def test_load_study_and_protocol_records_read_what_exists(tmp_path):
     from dkm.results import ResultsStore
 
@@ -329,6 +349,11 @@ def test_cli_ablate_refuses_an_unknown_study(tmp_path):
     assert "Traceback" not in completed.stderr
     help_text = "".join(_cli("ablate", "--help", cwd=tmp_path).stdout.split())  # unwrapped
     assert all(name in help_text for name in STUDIES)
+    completed = _cli("ablate", "--study", "alpha", "--method", "dcn-p", "--dataset", "digits",
+                     "--results", str(tmp_path), cwd=tmp_path)
+    assert completed.returncode == 2
+    assert "'alpha' study has no variant of dcn-p" in completed.stderr
+    assert not (tmp_path / "alpha.jsonl").exists()
 
 
 def test_a_study_designed_for_some_datasets_refuses_the_others_before_running(monkeypatch):
