@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -19,7 +20,52 @@ from dkm import paper
 from dkm.analysis import paper_tradeoff, search_curves
 from dkm.experiments import TRADEOFF_GRID
 
-__all__ = ["line_search_figure"]
+__all__ = ["panel_grid", "line_search_figure"]
+
+
+def panel_grid(count: int, *, width: float, height: float, max_columns: int = 2,
+               margins: tuple[float, float] = (0.0, 0.0), **subplots: Any) -> tuple[Figure, np.ndarray]:
+    """A figure of ``count`` panels, at most ``max_columns`` a row.
+
+    A page fits two or three panels a row before their labels shrink past
+    reading; the cells of the last row that no panel fills are hidden.
+
+    Parameters
+    ----------
+    count : int
+        Number of panels (>= 1).
+    width, height : float
+        Size of one panel, in inches.
+    max_columns : int
+        Panels per row.
+    margins : tuple of float
+        Inches added to the figure's width and height (room for a suptitle or
+        a legend below).
+    **subplots
+        Passed to :func:`matplotlib.pyplot.subplots` (``sharex``, ``sharey``).
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    axes : numpy.ndarray
+        The ``(rows, columns)`` axes; ``axes.flat[:count]`` are the panels.
+
+    Raises
+    ------
+    ValueError
+        When ``count`` or ``max_columns`` is below 1.
+    """
+    if count < 1 or max_columns < 1:
+        raise ValueError(f"a grid needs at least one panel and one column, got count={count}, "
+                         f"max_columns={max_columns}")
+    columns = min(max_columns, count)
+    rows = math.ceil(count / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(width * columns + margins[0],
+                                                     height * rows + margins[1]),
+                             squeeze=False, **subplots)
+    for ax in axes.flat[count:]:
+        ax.set_visible(False)
+    return fig, axes
 
 
 def line_search_figure(frame: pd.DataFrame, records: Iterable[Mapping[str, Any]], reference: str,
@@ -52,12 +98,9 @@ def line_search_figure(frame: pd.DataFrame, records: Iterable[Mapping[str, Any]]
     shown = [m for m in dict.fromkeys(frame["method"]) if m in chosen.index]
     if not shown:
         raise ValueError("no method of the records has a trade-off to plot")
-    ncols = min(max_columns, len(shown))
-    nrows = math.ceil(len(shown) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols + 0.8, 3.3 * nrows + 0.7),
-                             sharex=True, sharey=True, squeeze=False)
-    for ax in axes.flat[len(shown):]:
-        ax.set_visible(False)
+    fig, axes = panel_grid(len(shown), width=4.4, height=3.3, max_columns=max_columns,
+                           margins=(0.8, 0.7), sharex=True, sharey=True)
+    nrows = axes.shape[0]
     for ax, method in zip(axes.flat, shown):
         part = summary.loc[method]
         values = part.index.to_numpy()
