@@ -41,7 +41,8 @@ from dkm.data import PAPER_STATISTICS, paper_dataset
 __all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "study", "pending",
            "tradeoff_points", "tradeoff_means", "tradeoff_choice", "run_study", "load_study",
            "protocol_records", "study_tradeoff_points", "tradeoff_onset", "variant_params", "protocol_params", "switches", "describe",
-           "variant_scores", "compare", "excludes_zero", "temperature_effects",
+           "variant_scores", "compare", "excludes_zero", "difference_text",
+           "temperature_effects",
            "agreement_by_dataset", "against_paper", "paper_verdicts", "alpha_points",
            "towards_dkm_chain", "towards_dkm_switches", "step_effects", "table_view", "embedding_norm_curves", "embedding_shrinkage"]
 
@@ -612,6 +613,38 @@ def excludes_zero(comparison: pd.DataFrame) -> pd.Series:
     return (comparison["low"] > 0) | (comparison["high"] < 0)
 
 
+def difference_text(row: Any, unit: str = "", seeds: bool = False) -> str:
+    """A paired difference and its interval as text: ``+1.2 [-0.6, +3.0] points over 3 seeds``.
+
+    Parameters
+    ----------
+    row : namedtuple or pandas.Series
+        A row of :func:`compare` or :func:`step_effects`: ``difference``,
+        ``low``, ``high`` and ``paired``.
+    unit : str
+        Written after the numbers (``"points"``); nothing by default.
+    seeds : bool
+        Also say on how many seed pairs: ``over 3 seeds``, or ``on one seed``
+        for a row without an interval.
+
+    Returns
+    -------
+    str
+        The signed difference with one decimal, then its interval where the
+        row has one.
+    """
+    has_interval = bool(np.isfinite(row.low))
+    text = f"{row.difference:+.1f}" + (f" {_interval_text(row.low, row.high)}" if has_interval else "")
+    text += f" {unit}" if unit else ""
+    if seeds:
+        text += f" over {row.paired} seeds" if has_interval else " on one seed"
+    return text
+
+
+def _interval_text(low: float, high: float) -> str:
+    return f"[{low:+.1f}, {high:+.1f}]"
+
+
 def tradeoff_onset(comparison: pd.DataFrame, name: str = "lambda",
                    dataset: str = "usps") -> dict[str, float | None]:
     """Where a trade-off study's values start to move the score, against the protocol's value.
@@ -896,7 +929,7 @@ def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "htm
     shown = comparison.assign(
         method=comparison["method"].map(label), against=comparison["against"].map(label),
         dataset=[paper.dataset_label(paper_dataset(d)) for d in comparison["dataset"]],
-        interval=[f"[{lo:+.1f}, {hi:+.1f}]" if np.isfinite(lo) else "–"
+        interval=[_interval_text(lo, hi) if np.isfinite(lo) else "–"
                   for lo, hi in zip(comparison["low"], comparison["high"])])
     for column in columns:
         if shown[column].dtype.kind == "f":

@@ -95,6 +95,14 @@ class Method:
         return self.id if self.in_paper else self.paper_method
 
     @property
+    def reported_label(self) -> str | None:
+        """The label of the paper's method whose figures this one is compared with (None: none).
+
+        ``"DCN^p"`` for the DKM authors' DCN^p, whose own label is ``"DCN^p (authors)"``.
+        """
+        return None if self.reported_as is None else get(self.reported_as).label
+
+    @property
     def config_field(self) -> str | None:
         """The configuration field holding the trade-off (``"lam"``, ``"gamma"``)."""
         return {"lambda": "lam", "gamma": "gamma", None: None}[self.tradeoff]

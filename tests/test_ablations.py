@@ -453,6 +453,18 @@ def test_excludes_zero_and_the_temperature_rows_of_a_comparison():
     assert ablations.temperature_effects(table).index.tolist() == [0, 1]
 
 
+def test_difference_text_writes_the_interval_only_where_there_is_one():
+    table = pd.DataFrame({"difference": [1.23, -2.0], "low": [-0.61, np.nan],
+                          "high": [3.04, np.nan], "paired": [3, 1]})
+    with_interval, one_seed = table.itertuples()
+    assert ablations.difference_text(with_interval) == "+1.2 [-0.6, +3.0]"
+    assert ablations.difference_text(with_interval, "points") == "+1.2 [-0.6, +3.0] points"
+    assert ablations.difference_text(with_interval, "points", seeds=True) == (
+        "+1.2 [-0.6, +3.0] points over 3 seeds")
+    assert ablations.difference_text(one_seed, "points", seeds=True) == "-2.0 points on one seed"
+    assert ablations.difference_text(table.iloc[1]) == "-2.0"
+
+
 def test_agreement_by_dataset_needs_every_verdict_consistent_and_counts_the_fewest_seeds():
     verdicts = pd.DataFrame({"dataset": ["usps", "usps", "20news", "20news", "usps"],
                              "n": [3, 3, 1, 1, 2],

@@ -74,6 +74,7 @@ def test_the_authors_dcn_is_the_papers_dcn_with_the_authors_switches():
         entry = registry.get(f"dcn-{variant}-authors")
         assert (entry.paper_method, entry.reported_as, entry.in_paper) == (
             f"dcn-{variant}", f"dcn-{variant}", False)
+        assert (entry.label, entry.reported_label) == (f"DCN^{variant} (authors)", f"DCN^{variant}")
         assert entry.default_config() == dataclasses.replace(DCN_VARIANTS[variant], **AUTHORS_DCN)
         assert entry.pretrained == registry.get(entry.paper_method).pretrained
         for dataset in ("usps", "mnist", "20news"):  # the paper's λ of its DCN
@@ -82,6 +83,7 @@ def test_the_authors_dcn_is_the_papers_dcn_with_the_authors_switches():
         assert paper.reported("table1", entry.id, "usps", "acc") == paper.reported(
             "table1", entry.paper_method, "usps", "acc")
     assert registry.get("dkm-pa").reported_as is None and registry.get("km").reported_as == "km"
+    assert registry.get("dkm-pa").reported_label is None and registry.get("km").reported_label == "KM"
     assert paper.parse_model_label("DCN^np (authors) + KM") == paper.ModelRef(
         "dcn-np-authors", None, True)
 

@@ -346,7 +346,7 @@ def _reported_label(model: str) -> str:
     """The paper's label under which a method id's figures are reported (a label: itself)."""
     if model not in METHOD_LABELS:
         return model
-    return METHOD_LABELS[registry.get(model).reported_as or model]
+    return registry.get(model).reported_label or METHOD_LABELS[model]
 
 
 #: The trade-off hyperparameters' symbols in the paper, by their record names.
