@@ -42,7 +42,7 @@ __all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "study"
            "tradeoff_points", "tradeoff_means", "tradeoff_choice", "run_study", "load_study",
            "protocol_records", "study_tradeoff_points", "tradeoff_onset", "variant_params", "protocol_params", "switches", "describe",
            "variant_scores", "compare", "excludes_zero", "difference_text",
-           "temperature_effects",
+           "temperature_effects", "temperature_by_dataset",
            "agreement_by_dataset", "against_paper", "paper_verdicts", "alpha_points",
            "towards_dkm_chain", "towards_dkm_switches", "step_effects", "table_view", "embedding_norm_curves", "embedding_shrinkage"]
 
@@ -696,6 +696,30 @@ def temperature_effects(alpha: pd.DataFrame) -> pd.DataFrame:
     interval).
     """
     return alpha[(alpha["method"] == "dkm-p") & (alpha["paired"] >= 2)]
+
+
+def temperature_by_dataset(temperature: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset of a :func:`temperature_effects` table, whether any temperature moves DKM^p.
+
+    Parameters
+    ----------
+    temperature : pandas.DataFrame
+        A :func:`temperature_effects` table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by dataset, in order of appearance: ``seeds``, the fewest seed
+        pairs behind any of its rows; ``largest``, the largest absolute mean
+        difference; ``moved``, the variants whose interval excludes zero (a
+        list, empty where none does).
+    """
+    rows = {}
+    for dataset, effects in temperature.groupby("dataset", sort=False):
+        rows[dataset] = {"seeds": int(effects["paired"].min()),
+                         "largest": float(effects["difference"].abs().max()),
+                         "moved": effects.loc[excludes_zero(effects), "variant"].tolist()}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["seeds", "largest", "moved"])
 
 
 def agreement_by_dataset(verdicts: pd.DataFrame, methods: Sequence[str] = (),

@@ -465,6 +465,18 @@ def test_difference_text_writes_the_interval_only_where_there_is_one():
     assert ablations.difference_text(table.iloc[1]) == "-2.0"
 
 
+def test_temperature_by_dataset_names_the_variants_whose_interval_excludes_zero():
+    temperature = pd.DataFrame({
+        "dataset": ["usps", "usps", "20news", "20news"], "variant": ["α = 1", "hard", "α = 1", "hard"],
+        "paired": [3, 3, 2, 3], "difference": [0.2, -0.4, -3.0, 0.5],
+        "low": [-0.5, -1.0, -5.0, -0.1], "high": [0.9, 0.2, -1.0, 1.1]})
+    by_dataset = ablations.temperature_by_dataset(temperature)
+    assert by_dataset.index.tolist() == ["usps", "20news"]
+    assert by_dataset.to_dict("list") == {"seeds": [3, 2], "largest": [0.4, 3.0],
+                                          "moved": [[], ["α = 1"]]}
+    assert ablations.temperature_by_dataset(temperature.iloc[:0]).empty
+
+
 def test_agreement_by_dataset_needs_every_verdict_consistent_and_counts_the_fewest_seeds():
     verdicts = pd.DataFrame({"dataset": ["usps", "usps", "20news", "20news", "usps"],
                              "n": [3, 3, 1, 1, 2],
