@@ -933,7 +933,8 @@ def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "htm
         A table of :func:`compare` (or :func:`against_paper`).
     columns : sequence of str
         The columns shown, in order; ``"interval"`` is the t interval of the
-        difference (``"–"`` where there is none).
+        difference, with a no-break space so that a table keeps it on one line
+        (``"–"`` where there is none).
     fmt : str
         A format of :func:`dkm.tables.typeset` for the method labels.
 
@@ -953,7 +954,7 @@ def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "htm
     shown = comparison.assign(
         method=comparison["method"].map(label), against=comparison["against"].map(label),
         dataset=[paper.dataset_label(paper_dataset(d)) for d in comparison["dataset"]],
-        interval=[_interval_text(lo, hi) if np.isfinite(lo) else "–"
+        interval=[_interval_text(lo, hi).replace(" ", "\u00a0") if np.isfinite(lo) else "–"
                   for lo, hi in zip(comparison["low"], comparison["high"])])
     for column in columns:
         if shown[column].dtype.kind == "f":

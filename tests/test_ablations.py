@@ -282,7 +282,7 @@ def test_table_view_typesets_labels_and_rounds():
                            "low": np.nan, "high": np.nan}])
     shown = table_view(frame, ["dataset", "method", "against", "mean", "difference", "interval"])
     assert shown.iloc[0].tolist() == ["USPS", "DKM<sup>pa</sup>", "DKM<sup>p</sup>", "71.3",
-                                      "+1.0", "[-0.5, +2.6]"]
+                                      "+1.0", "[-0.5,\u00a0+2.6]"]
     assert shown.iloc[1].tolist()[-2:] == ["–", "–"]
 
 
