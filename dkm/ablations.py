@@ -44,7 +44,8 @@ __all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "study"
            "variant_scores", "compare", "excludes_zero", "difference_text",
            "temperature_effects", "temperature_by_dataset",
            "agreement_by_dataset", "against_paper", "paper_verdicts", "alpha_points",
-           "towards_dkm_chain", "towards_dkm_switches", "step_effects", "table_view", "embedding_norm_curves", "embedding_shrinkage"]
+           "towards_dkm_chain", "towards_dkm_switches", "step_effects", "table_view", "embedding_norm_curves", "embedding_shrinkage",
+           "shrinkage_by_dataset"]
 
 #: The seeds of the ablations: the paper's first three.
 STUDY_SEEDS: tuple[int, ...] = paper.PAPER_SEEDS[:3]
@@ -1060,3 +1061,28 @@ def embedding_shrinkage(curves: Mapping[str, np.ndarray], pretraining_epochs: in
                           "trained": [float(c[-1]) for c in curves.values()]},
                          index=pd.Index(list(curves), dtype=object), dtype=float)
     return frame.assign(shrinks=frame["trained"] < frame["pretrained"])
+
+
+def shrinkage_by_dataset(
+        norm_curves: Mapping[str, tuple[Mapping[str, np.ndarray], int]]) -> pd.DataFrame:
+    """:func:`embedding_shrinkage` of several datasets' curves, in one table.
+
+    Parameters
+    ----------
+    norm_curves : mapping of str to (curves, pretraining_epochs)
+        By dataset id, what :func:`embedding_norm_curves` returns for it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :func:`embedding_shrinkage`, indexed by ``dataset`` and
+        ``run`` (the curve's label), datasets in the mapping's order; no row
+        for a dataset without curves.
+    """
+    frames = {dataset: embedding_shrinkage(curves, pretraining_epochs)
+              for dataset, (curves, pretraining_epochs) in norm_curves.items() if curves}
+    if not frames:
+        return pd.DataFrame({"pretrained": pd.Series(dtype=float),
+                             "trained": pd.Series(dtype=float), "shrinks": pd.Series(dtype=bool)},
+                            index=pd.MultiIndex.from_tuples([], names=["dataset", "run"]))
+    return pd.concat(frames, names=["dataset", "run"])

@@ -453,6 +453,20 @@ def test_excludes_zero_and_the_temperature_rows_of_a_comparison():
     assert ablations.temperature_effects(table).index.tolist() == [0, 1]
 
 
+def test_shrinkage_by_dataset_indexes_each_dataset_s_runs():
+    usps = ({"protocol": np.array([1.0, 4.0, 3.0]), "weight decay 0.01": np.array([1.0, 4.0, 5.0])}, 2)
+    news = ({"protocol": np.array([2.0, 1.0])}, 1)
+    table = ablations.shrinkage_by_dataset({"usps": usps, "mnist": ({}, 0), "20news": news})
+    assert table.index.names == ["dataset", "run"]
+    assert table.index.tolist() == [("usps", "protocol"), ("usps", "weight decay 0.01"),
+                                    ("20news", "protocol")]
+    assert table.pretrained.tolist() == [4.0, 4.0, 2.0]
+    assert table.shrinks.tolist() == [True, False, True]
+    empty = ablations.shrinkage_by_dataset({"usps": ({}, 0)})
+    assert empty.empty and empty.index.names == ["dataset", "run"]
+    assert empty.shrinks.dtype == bool
+
+
 def test_difference_text_writes_the_interval_only_where_there_is_one():
     table = pd.DataFrame({"difference": [1.23, -2.0], "low": [-0.61, np.nan],
                           "high": [3.04, np.nan], "paired": [3, 1]})
