@@ -41,7 +41,7 @@ from dkm.data import PAPER_STATISTICS, paper_dataset
 __all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "study", "pending",
            "tradeoff_points", "tradeoff_means", "tradeoff_choice", "run_study", "load_study",
            "protocol_records", "study_tradeoff_points", "tradeoff_onset", "variant_params", "protocol_params", "switches", "describe",
-           "variant_scores", "compare", "excludes_zero", "difference_text",
+           "variant_scores", "compare", "excludes_zero", "zero_nmi_variants", "difference_text",
            "temperature_effects", "temperature_by_dataset",
            "agreement_by_dataset", "against_paper", "paper_verdicts", "alpha_points",
            "towards_dkm_chain", "towards_dkm_switches", "step_effects", "table_view", "embedding_norm_curves", "embedding_shrinkage",
@@ -614,6 +614,26 @@ def excludes_zero(comparison: pd.DataFrame) -> pd.Series:
     return (comparison["low"] > 0) | (comparison["high"] < 0)
 
 
+def zero_nmi_variants(ablation: Iterable[Mapping[str, Any]],
+                      protocol: Iterable[Mapping[str, Any]], seeds_needed: int = 2) -> pd.DataFrame:
+    """The variants whose every run ends with a test NMI of 0: clusters that say nothing of the classes.
+
+    Parameters
+    ----------
+    ablation, protocol : iterable of dict
+        As for :func:`compare`.
+    seeds_needed : int, default 2
+        The fewest runs a variant needs to be listed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of ``compare(ablation, protocol, metric="nmi")`` whose mean is 0.
+    """
+    nmi = compare(ablation, protocol, metric="nmi")
+    return nmi[(nmi["mean"] == 0) & (nmi["n"] >= seeds_needed)]
+
+
 def difference_text(row: Any, unit: str = "", seeds: bool = False) -> str:
     """A paired difference and its interval as text: ``+1.2 [-0.6, +3.0] points over 3 seeds``.
 
@@ -712,15 +732,16 @@ def temperature_by_dataset(temperature: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         Indexed by dataset, in order of appearance: ``seeds``, the fewest seed
         pairs behind any of its rows; ``largest``, the largest absolute mean
-        difference; ``moved``, the variants whose interval excludes zero (a
-        list, empty where none does).
+        difference; ``moved``, whether the interval of any of its rows excludes
+        zero.
     """
     rows = {}
     for dataset, effects in temperature.groupby("dataset", sort=False):
         rows[dataset] = {"seeds": int(effects["paired"].min()),
                          "largest": float(effects["difference"].abs().max()),
-                         "moved": effects.loc[excludes_zero(effects), "variant"].tolist()}
-    return pd.DataFrame.from_dict(rows, orient="index", columns=["seeds", "largest", "moved"])
+                         "moved": bool(excludes_zero(effects).any())}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["seeds", "largest", "moved"]
+                                  ).astype({"seeds": int, "largest": float, "moved": bool})
 
 
 def agreement_by_dataset(verdicts: pd.DataFrame, methods: Sequence[str] = (),

@@ -467,6 +467,15 @@ def test_shrinkage_by_dataset_indexes_each_dataset_s_runs():
     assert empty.shrinks.dtype == bool
 
 
+def test_zero_nmi_variants_lists_a_variant_only_when_every_seed_has_nmi_0():
+    protocol = [_record("dkm-p", s, 0.5) for s in (1, 2, 3)]
+    collapsed = [_record("dkm-p", s, 0.0, weight_decay=0.01) for s in (1, 2, 3)]
+    mixed = [_record("dkm-p", s, a, weight_decay=1e-4) for s, a in [(1, 0.0), (2, 0.4), (3, 0.0)]]
+    listed = ablations.zero_nmi_variants(collapsed + mixed, protocol)
+    assert listed.variant.tolist() == ["weight decay 0.01"]
+    assert ablations.zero_nmi_variants(collapsed, protocol, seeds_needed=4).empty
+
+
 def test_difference_text_writes_the_interval_only_where_there_is_one():
     table = pd.DataFrame({"difference": [1.23, -2.0], "low": [-0.61, np.nan],
                           "high": [3.04, np.nan], "paired": [3, 1]})
@@ -487,8 +496,9 @@ def test_temperature_by_dataset_names_the_variants_whose_interval_excludes_zero(
     by_dataset = ablations.temperature_by_dataset(temperature)
     assert by_dataset.index.tolist() == ["usps", "20news"]
     assert by_dataset.to_dict("list") == {"seeds": [3, 2], "largest": [0.4, 3.0],
-                                          "moved": [[], ["α = 1"]]}
-    assert ablations.temperature_by_dataset(temperature.iloc[:0]).empty
+                                          "moved": [False, True]}
+    none = ablations.temperature_by_dataset(temperature.iloc[:0])
+    assert none.empty and none.moved.dtype == bool and none[~none.moved].empty
 
 
 def test_agreement_by_dataset_needs_every_verdict_consistent_and_counts_the_fewest_seeds():
