@@ -11,7 +11,8 @@ from dkm import paper
 from dkm.analysis import (
     CLAIMS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs, claims_table, coverage,
     on_paper_dataset, paired_difference, paper_tradeoff, progress, protocol_gap, search_curves,
-    search_records, search_summary, seed_scores, variant_effect, verdict_grid,
+    search_records, search_summary, seed_scores, standin_check_error, standin_runs,
+    standin_throughput, variant_effect, verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
 
@@ -247,3 +248,43 @@ def test_search_summary_has_nan_for_the_papers_value_where_it_was_not_run():
     assert summary.paper == 1.0 and math.isnan(summary.test_paper)
     pa = _runs("usps", "dkm-pa", [0.6, 0.7], lam=0.1)
     assert math.isnan(search_summary(records_to_dataframe(pa), pa, "usps").loc["dkm-pa"].paper)
+
+
+def _phase(shape, replicas, precision, samples_per_s):
+    return {"kind": "phase", "shape": shape, "phase": "dkm", "replicas": replicas,
+            "precision": precision, "samples_per_s": samples_per_s}
+
+
+def test_standin_throughput_gives_each_replica_count_and_its_ratio_to_one():
+    rows = [{"kind": "device"}, _phase("usps", 1, "float32", 100.0),
+            _phase("usps", 10, "float32", 250.0), _phase("usps", 30, "float32", 300.0),
+            _phase("usps", 1, "bfloat16", 200.0), _phase("usps", 10, "bfloat16", 700.0),
+            _phase("usps", 30, "bfloat16", 800.0)]
+    table = standin_throughput(rows).set_index("precision")
+    assert table.loc["float32", "S = 10"] == 250.0
+    assert table.loc["float32", "S = 10 / S = 1"] == pytest.approx(2.5)
+    assert table.loc["bfloat16", "S = 30 / S = 1"] == pytest.approx(4.0)
+    assert "S = 1 / S = 1" not in table.columns
+    assert standin_throughput([{"kind": "device"}]).empty
+
+
+def test_standin_runs_compare_stacked_seeds_with_one_seed_at_a_time():
+    def run(replicas, total):
+        return {"kind": "run", "shape": "mnist", "replicas": replicas, "precision": "float32",
+                "pretraining_s": total / 3, "dkm_s": 2 * total / 3, "total_s": total}
+
+    runs = standin_runs([run(1, 20.0), run(10, 80.0)]).set_index("replicas")
+    assert runs.loc[10, "one_seed_at_a_time_s"] == 200.0
+    assert runs.loc[10, "speed_up"] == pytest.approx(2.5)
+    assert runs.loc[10, "seconds_per_seed"] == 8.0
+    assert math.isnan(runs.loc[1, "speed_up"])
+
+
+def test_standin_check_error_is_the_worst_error_of_a_precision():
+    rows = [{"kind": "check", "precision": "float32", "loss": 1e-8, "gradients": 3e-8,
+             "epoch_loss": 0.0, "weights_after_epoch": 2e-8},
+            {"kind": "check", "precision": "bfloat16", "loss": 1e-5, "gradients": 2e-3,
+             "epoch_loss": 1e-5, "weights_after_epoch": 1e-3}]
+    assert standin_check_error(rows, "float32") == 3e-8
+    assert standin_check_error(rows, "bfloat16") == 2e-3
+    assert math.isnan(standin_check_error(rows, "tensorfloat32"))

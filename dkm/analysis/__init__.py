@@ -32,7 +32,8 @@ each dataset and method has run, and :func:`progress` a dataset's runs against
 the protocol's; :func:`on_paper_dataset` and :func:`variant_effect` show a data
 variant's runs and what the variant changes; :func:`check_runs`,
 :func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
-check scripts.
+check scripts; :func:`standin_check_error`, :func:`standin_throughput` and
+:func:`standin_runs` read the GPU stand-in's measurements.
 """
 from __future__ import annotations
 
@@ -58,10 +59,12 @@ from dkm.analysis._line_search import (
     search_summary,
 )
 from dkm.analysis._paired import paired_difference, seed_scores
+from dkm.analysis._speed import standin_check_error, standin_runs, standin_throughput
 from dkm.analysis._variants import on_paper_dataset, variant_effect
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
            "paired_difference", "check_claims", "verdict_grid", "coverage", "progress",
            "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
-           "search_summary", "SEARCH_SUMMARY_COLUMNS"]
+           "search_summary", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",
+           "standin_throughput", "standin_runs"]

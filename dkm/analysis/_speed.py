@@ -1,0 +1,54 @@
+"""The GPU stand-in's measurements (``benchmarks/gpu_standin.py``), as the book's tables."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+_CHECK_ERRORS = ("loss", "gradients", "epoch_loss", "weights_after_epoch")
+
+
+def standin_check_error(rows: Iterable[Mapping[str, Any]], precision: str) -> float:
+    """Largest relative error against the package among the stand-in's check lines in
+    ``precision``; NaN when there is none."""
+    errors = [row[name] for row in rows
+              if row.get("kind") == "check" and row["precision"] == precision
+              for name in _CHECK_ERRORS]
+    return max(errors) if errors else float("nan")
+
+
+def standin_throughput(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Samples/s of each phase by number of stacked replicas ``S``, and each ``S`` over ``S = 1``.
+
+    One row per dataset shape, phase and matmul precision; a column ``S = s`` per measured
+    number of replicas (a sample of every replica counts) and ``S = s / S = 1`` for each
+    ``s > 1``.
+    """
+    phases = pd.DataFrame([r for r in rows if r.get("kind") == "phase"])
+    if phases.empty:
+        return pd.DataFrame(columns=["shape", "phase", "precision"])
+    table = phases.pivot_table(index=["shape", "phase", "precision"], columns="replicas",
+                               values="samples_per_s", sort=False)
+    ratios = {f"S = {s} / S = 1": table[s] / table[1] for s in table.columns if s != 1}
+    table.columns = [f"S = {s}" for s in table.columns]
+    return table.assign(**ratios).reset_index()
+
+
+def standin_runs(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Wall time of the stand-in's whole DKM^p trainings, with ten seeds' cost each way.
+
+    One row per dataset shape and ``S``: its seconds (pretraining, DKM, total) and
+    ``seconds per seed``; ``S > 1`` rows also give the time ``S`` one-seed runs take
+    (``S`` × the ``S = 1`` total) and its ratio to the stacked run.
+    """
+    runs = pd.DataFrame([r for r in rows if r.get("kind") == "run"])
+    if runs.empty:
+        return pd.DataFrame(columns=["shape", "replicas", "total_s"])
+    runs = runs[["shape", "replicas", "precision", "pretraining_s", "dkm_s", "total_s"]].copy()
+    runs["seconds_per_seed"] = runs.total_s / runs.replicas
+    single = runs[runs.replicas == 1].set_index("shape").total_s
+    one_at_a_time = runs.replicas * runs["shape"].map(single)
+    runs["one_seed_at_a_time_s"] = one_at_a_time.where(runs.replicas > 1)
+    runs["speed_up"] = runs.one_seed_at_a_time_s / runs.total_s
+    return runs.reset_index(drop=True)
