@@ -120,6 +120,7 @@ def loss_and_gradients(trainable: dict, x: jax.Array, lam: jax.Array, alpha: flo
 
 
 def adam_state(trainable: dict) -> dict:
+    """A fresh Adam over ``trainable``: zero moments, step count 0."""
     zeros = partial(jax.tree_util.tree_map, jnp.zeros_like, trainable)  # m and v: two buffers
     return {"trainable": trainable, "m": zeros(), "v": zeros(), "t": jnp.zeros((), jnp.float32)}
 
