@@ -361,8 +361,12 @@ def describe(changed: Mapping[str, Any]) -> str:
     return "; ".join(parts) or "protocol"
 
 
-def _score(record: Mapping[str, Any], metric: str, split: str) -> float:
-    return 100 * record["metrics"][split][metric]
+#: What a score is of: the method's own clusters, or k-means++ run on its final embedding.
+SCORE_SOURCES = {"clusters": "metrics", "embedding": "kmeans_on_embedding"}
+
+
+def _score(record: Mapping[str, Any], metric: str, split: str, of: str = "clusters") -> float:
+    return 100 * record[SCORE_SOURCES[of]][split][metric]
 
 
 def variant_scores(records: Iterable[Mapping[str, Any]], variant: Variant, dataset: str,
@@ -547,6 +551,7 @@ def compare(
     split: str = "test",
     confidence: float = 0.95,
     against: Mapping[str, str] | None = None,
+    of: str = "clusters",
 ) -> pd.DataFrame:
     """Each variant against the protocol's runs of the same method (or ``against``) and seeds.
 
@@ -569,6 +574,11 @@ def compare(
         :attr:`Study.against`); another implementation of a paper's method
         is compared with that method (:attr:`dkm.registry.Method.paper_method`),
         any other with its own.
+    of : {"clusters", "embedding"}
+        Score the method's own clusters (the default), or k-means++ on its
+        final embedding (the records' ``kmeans_on_embedding``; runs without it
+        are left out): does a variant change the representation, or only the
+        clusters the method reads from it?
 
     Returns
     -------
@@ -578,17 +588,20 @@ def compare(
         (seeds that have a protocol run), the protocol's mean on those seeds,
         the mean difference and its t interval (NaN with fewer than two pairs).
     """
+    if of not in SCORE_SOURCES:
+        raise ValueError(f"of must be one of {sorted(SCORE_SOURCES)}, got {of!r}")
+    source = SCORE_SOURCES[of]
     against = dict(against or {})
     baseline: dict[tuple[str, str, str], dict[int, float]] = {}
     for r in protocol:
-        if r.get("metrics") and not switches(r):
+        if r.get(source) and not switches(r):
             key = (r["dataset"], r["method"], r["params"]["data_fingerprint"])
-            baseline.setdefault(key, {})[r["seed"]] = _score(r, metric, split)
+            baseline.setdefault(key, {})[r["seed"]] = _score(r, metric, split, of)
     groups: dict[tuple[str, str, str, str], dict[int, float]] = {}
     for r in ablation:
-        if r.get("metrics"):
+        if r.get(source):
             key = (r["dataset"], r["method"], describe(switches(r)), r["params"]["data_fingerprint"])
-            groups.setdefault(key, {})[r["seed"]] = _score(r, metric, split)
+            groups.setdefault(key, {})[r["seed"]] = _score(r, metric, split, of)
     rows = []
     for (dataset, method, variant, fingerprint), scores in sorted(groups.items()):
         ours = pd.Series(scores, dtype=float)

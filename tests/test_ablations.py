@@ -205,6 +205,24 @@ def test_compare_pairs_each_variant_with_the_protocol_on_the_same_seeds():
     assert single["difference"] == pytest.approx(1.0) and np.isnan(single["low"])
 
 
+def test_compare_of_the_embedding_scores_kmeans_on_the_final_embedding():
+    def with_embedding(record, acc):
+        return {**record, "kmeans_on_embedding": {"test": {"acc": acc, "nmi": acc, "ari": acc}}}
+
+    protocol = [with_embedding(_record("dkm-p", s, a), e)
+                for s, a, e in [(1, 0.70, 0.71), (2, 0.72, 0.70)]]
+    hard = [with_embedding(_record("dkm-p", s, a, assignment="hard"), e)
+            for s, a, e in [(1, 0.20, 0.69), (2, 0.30, 0.71)]]
+    hard.append(_record("dkm-p", 3, 0.25, assignment="hard"))  # no k-means on its embedding
+    clusters = compare(hard, protocol).loc[0]
+    assert (clusters["n"], clusters["difference"]) == (3, pytest.approx(-46.0))
+    embedding = compare(hard, protocol, of="embedding").loc[0]
+    assert (embedding["n"], embedding["paired"]) == (2, 2)
+    assert embedding["difference"] == pytest.approx(-0.5)
+    with pytest.raises(ValueError, match="of must be one of"):
+        compare(hard, protocol, of="representatives")
+
+
 def test_compare_ignores_protocol_records_of_other_configurations():
     other = _record("dkm-p", 1, 0.1, assignment="hard")
     ablation = copy.deepcopy(other)
