@@ -22,8 +22,8 @@ def standin_throughput(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Samples/s of each phase by number of stacked replicas ``S``, and each ``S`` over ``S = 1``.
 
     One row per dataset shape, phase and matmul precision; a column ``S = s`` per measured
-    number of replicas (a sample of every replica counts) and ``S = s / S = 1`` for each
-    ``s > 1``.
+    number of replicas (a sample of every replica counts; the mean where a configuration
+    was measured more than once) and ``S = s / S = 1`` for each ``s > 1``.
     """
     phases = pd.DataFrame([r for r in rows if r.get("kind") == "phase"])
     if phases.empty:
