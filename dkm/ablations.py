@@ -42,7 +42,8 @@ __all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "study"
            "tradeoff_points", "tradeoff_means", "tradeoff_choice", "run_study", "load_study",
            "protocol_records", "study_tradeoff_points", "tradeoff_onset", "variant_params", "protocol_params", "switches", "describe",
            "variant_scores", "compare", "excludes_zero", "zero_nmi_variants", "difference_text",
-           "temperature_effects", "temperature_by_dataset",
+           "temperature_effects", "temperature_by_dataset", "assignment_sharpness",
+           "pretrained_sharpness", "NEARLY_HARD",
            "agreement_by_dataset", "against_paper", "paper_verdicts", "alpha_points",
            "towards_dkm_chain", "towards_dkm_switches", "step_effects", "table_view", "embedding_norm_curves", "embedding_shrinkage",
            "shrinkage_by_dataset"]
@@ -755,6 +756,77 @@ def temperature_by_dataset(temperature: pd.DataFrame) -> pd.DataFrame:
                          "moved": bool(excludes_zero(effects).any())}
     return pd.DataFrame.from_dict(rows, orient="index", columns=["seeds", "largest", "moved"]
                                   ).astype({"seeds": int, "largest": float, "moved": bool})
+
+
+#: The mean largest weight (:func:`assignment_sharpness`) from which a soft
+#: assignment is, for the book's readings, almost hard.
+NEARLY_HARD = 0.9
+
+
+def assignment_sharpness(embedding: np.ndarray, labels: np.ndarray,
+                         alphas: Sequence[float]) -> pd.Series:
+    """How hard DKM's soft assignment is at each α: the mean largest weight ``max_k G_k(h, α)``.
+
+    The representatives are the means of each label's points (the k-means
+    centres, when ``labels`` are a k-means clustering of these points), the
+    weights the paper's ``G_k = softmax_k(−α ‖h − r_k‖²)``. A mean of 1 is a
+    hard assignment; ``1/K`` is uniform weights, where the clustering term
+    pulls every representative alike.
+
+    Parameters
+    ----------
+    embedding : numpy.ndarray
+        Points ``(N, p)``.
+    labels : numpy.ndarray
+        A cluster per point ``(N,)``; each label is one representative.
+    alphas : sequence of float
+        The inverse temperatures.
+
+    Returns
+    -------
+    pandas.Series
+        The mean largest weight, indexed by α.
+    """
+    embedding = np.asarray(embedding, dtype=np.float64)
+    labels = np.asarray(labels)
+    if embedding.ndim != 2 or labels.shape != embedding.shape[:1]:
+        raise ValueError(f"expected points (N, p) and labels (N,), got {embedding.shape} and "
+                         f"{labels.shape}")
+    centers = np.stack([embedding[labels == k].mean(axis=0) for k in np.unique(labels)])
+    distances = ((embedding[:, None, :] - centers[None, :, :]) ** 2).sum(axis=-1)
+    shifted = distances - distances.min(axis=1, keepdims=True)
+    largest = {}
+    for alpha in alphas:
+        weights = np.exp(-float(alpha) * shifted)
+        largest[float(alpha)] = float((weights.max(axis=1) / weights.sum(axis=1)).mean())
+    return pd.Series(largest, name="largest weight").rename_axis("alpha")
+
+
+def pretrained_sharpness(snapshots_dir: str | os.PathLike[str], dataset: str, seed: int,
+                         alphas: Sequence[float] = (1.0, 10.0, 100.0, 1000.0)) -> pd.Series:
+    """:func:`assignment_sharpness` where DKM^p's fine-tuning starts, from a snapshot.
+
+    DKM^p starts from the pretrained embedding and the k-means++ centres on
+    it, which is AE-KM's result: its embedding and clusters are read from the
+    snapshot ``<dataset>-<seed>.npz`` or ``<dataset>-<seed>-ae-km.npz``, the
+    first that has AE-KM. The centres are estimated by the means of the
+    snapshot's sampled points in each cluster.
+
+    Returns
+    -------
+    pandas.Series
+        As :func:`assignment_sharpness`; empty when no snapshot has AE-KM.
+    """
+    from dkm.snapshots import load_snapshot
+
+    folder = Path(snapshots_dir)
+    for path in (folder / f"{dataset}-{seed}.npz", folder / f"{dataset}-{seed}-ae-km.npz"):
+        if path.exists():
+            snapshot = load_snapshot(path)
+            if "ae-km" in snapshot.embeddings:
+                return assignment_sharpness(snapshot.embeddings["ae-km"],
+                                            snapshot.labels["ae-km"], alphas)
+    return pd.Series(dtype=float, name="largest weight").rename_axis("alpha")
 
 
 def agreement_by_dataset(verdicts: pd.DataFrame, methods: Sequence[str] = (),

@@ -640,3 +640,40 @@ def test_each_step_of_the_towards_dkm_chain_says_what_it_changes():
     switches_by_step = ablations.towards_dkm_switches()
     assert list(switches_by_step) == list(chain.step.cat.categories)
     assert list(switches_by_step.values())[2:5] == [text for text, _ in TOWARDS_DKM]
+
+
+def test_assignment_sharpness_is_hard_for_far_clusters_and_uniform_for_close_ones():
+    # Two clusters around ±1 on a line: squared distance 4 between the centres.
+    embedding = np.array([[-1.1], [-0.9], [0.9], [1.1]])
+    labels = np.array([0, 0, 1, 1])
+    sharpness = ablations.assignment_sharpness(embedding, labels, [0.0, 1.0, 100.0])
+    assert sharpness[0.0] == pytest.approx(0.5)  # 1/K
+    # to the centres -1 and +1: the points at ±1.1 are 0.01 and 4.41 away, those at ±0.9
+    # 0.01 and 3.61: gaps of 4.4 and 3.6 between the two squared distances
+    def expected(scale):
+        return np.mean([1 / (1 + np.exp(-scale * gap)) for gap in (4.4, 3.6)])
+
+    assert sharpness[1.0] == pytest.approx(expected(1.0))
+    assert sharpness[100.0] == pytest.approx(1.0)
+    shrunk = ablations.assignment_sharpness(embedding / 100, labels, [1.0])
+    assert shrunk[1.0] == pytest.approx(expected(1e-4))
+    with pytest.raises(ValueError, match="expected points"):
+        ablations.assignment_sharpness(embedding[:, 0], labels, [1.0])
+
+
+def test_pretrained_sharpness_reads_ae_km_from_either_snapshot(tmp_path):
+    from dkm.snapshots import Snapshot, write_snapshot
+
+    embedding, labels = np.array([[-1.1], [-0.9], [0.9], [1.1]]), np.array([0, 0, 1, 1])
+
+    def snapshot(methods):
+        return Snapshot({"methods": methods}, np.arange(4), labels,
+                        {m: embedding for m in methods}, {m: labels for m in methods},
+                        {m: {} for m in methods})
+
+    assert ablations.pretrained_sharpness(tmp_path, "usps", 1).empty
+    write_snapshot(tmp_path / "usps-1.npz", snapshot(["dkm-p"]))
+    assert ablations.pretrained_sharpness(tmp_path, "usps", 1).empty
+    write_snapshot(tmp_path / "usps-1-ae-km.npz", snapshot(["ae-km"]))
+    read = ablations.pretrained_sharpness(tmp_path, "usps", 1, alphas=[1.0])
+    assert read[1.0] == pytest.approx(ablations.assignment_sharpness(embedding, labels, [1.0])[1.0])
