@@ -11,8 +11,9 @@ from dkm import paper
 from dkm.analysis import (
     CLAIMS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs, claims_table, coverage,
     on_paper_dataset, paired_difference, paper_tradeoff, progress, protocol_gap, search_curves,
-    search_records, search_summary, seed_scores, standin_check_error, standin_runs,
-    standin_throughput, variant_effect, verdict_grid,
+    search_records, search_summary, seed_scores, standin_check_error, standin_ratio_range,
+    standin_runs, standin_same_errors, standin_spread, standin_throughput, variant_effect,
+    verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
 
@@ -288,3 +289,31 @@ def test_standin_check_error_is_the_worst_error_of_a_precision():
     assert standin_check_error(rows, "float32") == 3e-8
     assert standin_check_error(rows, "bfloat16") == 2e-3
     assert math.isnan(standin_check_error(rows, "tensorfloat32"))
+
+
+def test_standin_ratio_range_spans_the_shapes_and_phases_of_a_precision():
+    rows = [_phase("usps", 1, "float32", 100.0), _phase("usps", 10, "float32", 250.0),
+            {**_phase("mnist", 1, "float32", 100.0)}, {**_phase("mnist", 10, "float32", 200.0)}]
+    assert standin_ratio_range(standin_throughput(rows), "float32") == (2.0, 2.5)
+    with pytest.raises(ValueError, match="no bfloat16 measurement"):
+        standin_ratio_range(standin_throughput(rows), "bfloat16")
+
+
+def test_standin_spread_compares_the_configurations_two_runs_share():
+    first = [_phase("usps", 1, "float32", 100.0), _phase("usps", 10, "float32", 250.0)]
+    second = [_phase("usps", 1, "float32", 104.0), _phase("usps", 10, "float32", 240.0),
+              _phase("usps", 30, "float32", 999.0)]
+    assert standin_spread(first, second) == pytest.approx(0.04)
+    assert math.isnan(standin_spread(first, [_phase("mnist", 1, "float32", 1.0)]))
+
+
+def test_standin_same_errors_compares_two_precisions_phase_by_phase():
+    def check(precision, phase, gradients):
+        return {"kind": "check", "phase": phase, "precision": precision, "loss": 1e-6,
+                "gradients": gradients, "epoch_loss": 1e-6, "weights_after_epoch": 1e-3}
+
+    rows = [check("tensorfloat32", "dkm", 2e-3), check("bfloat16", "dkm", 2e-3)]
+    assert standin_same_errors(iter(rows), "tensorfloat32", "bfloat16")
+    assert not standin_same_errors(rows + [check("bfloat16", "pretraining", 1e-3)],
+                                   "tensorfloat32", "bfloat16")
+    assert not standin_same_errors(rows, "float32", "float64")

@@ -547,3 +547,10 @@ def test_line_search_table_and_verdicts_write_the_summary_for_a_reader():
     lines = tables.line_search_verdicts(summary, "usps").splitlines()
     assert lines[0].startswith("* DKM<sup>p</sup>: λ = 0.1, 1 decade below the paper's 1 on USPS")
     assert lines[1] == "* DKM<sup>pa</sup>: λ = 1; the paper gives no value."
+
+
+def test_power_of_ten_writes_the_exponent_as_a_superscript():
+    assert tables.power_of_ten(6.2e-08) == "6 × 10⁻⁸"
+    assert tables.power_of_ten(2384.0, digits=1) == "2.4 × 10³"
+    assert tables.power_of_ten(0.0024) == "2 × 10⁻³"
+    assert tables.power_of_ten(1.5e12) == "2 × 10¹²"

@@ -33,7 +33,9 @@ the protocol's; :func:`on_paper_dataset` and :func:`variant_effect` show a data
 variant's runs and what the variant changes; :func:`check_runs`,
 :func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
 check scripts; :func:`standin_check_error`, :func:`standin_throughput` and
-:func:`standin_runs` read the GPU stand-in's measurements.
+:func:`standin_runs` read the GPU stand-in's measurements, and
+:func:`standin_ratio_range`, :func:`standin_spread` and :func:`standin_same_errors`
+summarise them.
 """
 from __future__ import annotations
 
@@ -59,7 +61,14 @@ from dkm.analysis._line_search import (
     search_summary,
 )
 from dkm.analysis._paired import paired_difference, seed_scores
-from dkm.analysis._speed import standin_check_error, standin_runs, standin_throughput
+from dkm.analysis._speed import (
+    standin_check_error,
+    standin_ratio_range,
+    standin_runs,
+    standin_same_errors,
+    standin_spread,
+    standin_throughput,
+)
 from dkm.analysis._variants import on_paper_dataset, variant_effect
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
@@ -67,4 +76,5 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
            "search_summary", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",
-           "standin_throughput", "standin_runs"]
+           "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",
+           "standin_same_errors"]

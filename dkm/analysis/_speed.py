@@ -52,3 +52,43 @@ def standin_runs(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     runs["one_seed_at_a_time_s"] = one_at_a_time.where(runs.replicas > 1)
     runs["speed_up"] = runs.one_seed_at_a_time_s / runs.total_s
     return runs.reset_index(drop=True)
+
+
+def standin_ratio_range(throughput: pd.DataFrame, precision: str,
+                        replicas: int = 10) -> tuple[float, float]:
+    """Smallest and largest ``S = replicas / S = 1`` of a :func:`standin_throughput` table
+    over its shapes and phases in ``precision``."""
+    values = throughput.loc[throughput.precision == precision, f"S = {replicas} / S = 1"]
+    if values.empty:
+        raise ValueError(f"no {precision} measurement with S = {replicas} and S = 1")
+    return float(values.min()), float(values.max())
+
+
+def standin_spread(first: Iterable[Mapping[str, Any]],
+                   second: Iterable[Mapping[str, Any]]) -> float:
+    """Largest relative difference of samples/s between two runs of the stand-in.
+
+    Over the configurations (shape, phase, precision, ``S``) both runs measured:
+    ``max |second / first − 1|``; NaN when they share none.
+    """
+    def by_configuration(rows):
+        return {(r["shape"], r["phase"], r["precision"], r["replicas"]): r["samples_per_s"]
+                for r in rows if r.get("kind") == "phase"}
+
+    a, b = by_configuration(first), by_configuration(second)
+    shared = a.keys() & b.keys()
+    return max((abs(b[k] / a[k] - 1) for k in shared), default=float("nan"))
+
+
+def standin_same_errors(rows: Iterable[Mapping[str, Any]], precision: str,
+                        other: str) -> bool:
+    """Whether the stand-in's check lines in two precisions give the same errors, phase by
+    phase (both must have some)."""
+    rows = list(rows)
+
+    def errors(name):
+        return {r["phase"]: tuple(r[e] for e in _CHECK_ERRORS) for r in rows
+                if r.get("kind") == "check" and r["precision"] == name}
+
+    first = errors(precision)
+    return bool(first) and first == errors(other)

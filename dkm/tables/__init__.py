@@ -73,7 +73,7 @@ from dkm.tables._build import build
 from dkm.tables._cells import PAPER_RUNS, Cell
 from dkm.tables._compare import RESULT_TABLES, comparisons, disagreements
 from dkm.tables._line_search import line_search_table, line_search_verdicts
-from dkm.tables._render import FORMATS, VERDICT_MARKS, render, typeset
+from dkm.tables._render import FORMATS, VERDICT_MARKS, power_of_ten, render, typeset
 from dkm.tables._selection import (
     SELECTED_TRADEOFF_COLUMNS,
     selected_tradeoff,
@@ -96,6 +96,7 @@ __all__ = [
     "build",
     "render",
     "typeset",
+    "power_of_ten",
     "VERDICT_MARKS",
     "comparisons",
     "disagreements",

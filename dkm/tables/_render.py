@@ -110,6 +110,23 @@ def typeset(text: str, fmt: str = "html") -> str:
     return _format_label(text, _FORMATS[fmt])
 
 
+_SUPERSCRIPT_DIGITS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_ten(value: float, digits: int = 0) -> str:
+    """``value`` in scientific notation for prose, with a superscript exponent.
+
+    Examples
+    --------
+    >>> power_of_ten(6.2e-08)
+    '6 × 10⁻⁸'
+    >>> power_of_ten(2384.0, digits=1)
+    '2.4 × 10³'
+    """
+    mantissa, exponent = f"{value:.{digits}e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT_DIGITS)}"
+
+
 def _cell_text(value: Any, fmt: _Format) -> str:
     """A cell in a format: marked text, then the unmarked note."""
     if not isinstance(value, Cell):
