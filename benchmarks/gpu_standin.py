@@ -34,7 +34,7 @@ Then it prints one JSON object per line:
   ``S`` replicas at once, minibatches drawn on the host each epoch as the package does. The k-means
   initialisation and the evaluation, which the package runs on the CPU, are not included.
 
-    python benchmarks/gpu_standin.py [--check standin-reference.npz] [--shape usps mnist]
+    python benchmarks/gpu_standin.py [--check standin-reference.npz] [--shape usps mnist 20news]
         [--replicas 1 10] [--steps 100] [--precision float32 tensorfloat32 bfloat16]
         [--full-run mnist usps]
 
@@ -56,7 +56,7 @@ import numpy as np
 BATCH = 256
 HIDDEN_SIZES = (500, 500, 2000)
 #: (input dimension, number of clusters = embedding size, number of samples), as in the paper.
-SHAPES = {"usps": (256, 10, 9298), "mnist": (784, 10, 70000)}
+SHAPES = {"usps": (256, 10, 9298), "mnist": (784, 10, 70000), "20news": (2000, 20, 18846)}
 PRECISIONS = ("float32", "tensorfloat32", "bfloat16")
 PRETRAIN_EPOCHS, DKM_EPOCHS, DKM_ALPHA = 50, 100, 1000.0
 #: Largest relative error against the package accepted in float32 (rounding gives ~1e-7).
@@ -311,7 +311,7 @@ def emit(row: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", help="reference file of standin_reference.py")
-    parser.add_argument("--shape", nargs="+", default=list(SHAPES), choices=list(SHAPES))
+    parser.add_argument("--shape", nargs="+", default=["usps", "mnist"], choices=list(SHAPES))
     parser.add_argument("--replicas", nargs="+", type=int, default=[1, 10])
     parser.add_argument("--steps", type=int, default=100, help="minibatches per timed window")
     parser.add_argument("--repeats", type=int, default=5)
