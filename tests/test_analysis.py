@@ -10,6 +10,7 @@ import pytest
 from dkm import paper
 from dkm.analysis import (
     CLAIMS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs, claims_table, coverage,
+    rerun_gaps,
     on_paper_dataset, paired_difference, paper_tradeoff, progress, protocol_gap, search_curves,
     search_records, search_summary, seed_scores, standin_check_error, standin_ratio_range,
     standin_runs, standin_same_errors, standin_spread, standin_throughput, variant_effect,
@@ -317,3 +318,18 @@ def test_standin_same_errors_compares_two_precisions_phase_by_phase():
     assert not standin_same_errors(rows + [check("bfloat16", "pretraining", 1e-3)],
                                    "tensorfloat32", "bfloat16")
     assert not standin_same_errors(rows, "float32", "float64")
+
+
+def test_rerun_gaps_pair_a_rerun_with_the_record_of_its_configuration():
+    def record(config, acc, commit, seed=1):
+        return {"dataset": "20news", "method": "dkm-p", "seed": seed, "config_hash": config,
+                "metrics": {"test": {"acc": acc}}, "provenance": {"git_commit": commit}}
+
+    records = [record("a", 0.5115, "old"), record("b", 0.40, "old", seed=2)]
+    gaps = rerun_gaps([record("a", 0.5128, "new"), record("c", 0.1, "new")], records)
+    assert len(gaps) == 1
+    row = gaps.iloc[0]
+    assert (row.recorded, row.rerun) == (pytest.approx(51.15), pytest.approx(51.28))
+    assert row.difference == pytest.approx(0.13)
+    assert (row.recorded_at, row.rerun_at) == ("old", "new")
+    assert rerun_gaps([], records).empty

@@ -32,7 +32,7 @@ each dataset and method has run, and :func:`progress` a dataset's runs against
 the protocol's; :func:`on_paper_dataset` and :func:`variant_effect` show a data
 variant's runs and what the variant changes; :func:`check_runs`,
 :func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
-check scripts; :func:`standin_check_error`, :func:`standin_throughput` and
+check scripts, and :func:`rerun_gaps` compares reruns with the records they repeat; :func:`standin_check_error`, :func:`standin_throughput` and
 :func:`standin_runs` read the GPU stand-in's measurements, and
 :func:`standin_ratio_range`, :func:`standin_spread` and :func:`standin_same_errors`
 summarise them.
@@ -41,7 +41,7 @@ from __future__ import annotations
 
 # One private module per job (dkm/__init__.py maps them); every public name is
 # re-exported here, the one place to import it from.
-from dkm.analysis._checks import check_gap, check_runs, protocol_gap
+from dkm.analysis._checks import check_gap, check_runs, protocol_gap, rerun_gaps
 from dkm.analysis._claims import (
     CLAIMS,
     MIN_PAIRS,
@@ -77,4 +77,4 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
            "search_summary", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",
            "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",
-           "standin_same_errors"]
+           "standin_same_errors", "rerun_gaps"]

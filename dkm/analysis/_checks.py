@@ -1,4 +1,4 @@
-"""The runs of the benchmarks' check scripts (``benchmarks/check_*.py``) and their gaps."""
+"""The runs of the benchmarks' check scripts (``benchmarks/check_*.py``), reruns, and their gaps."""
 from __future__ import annotations
 
 import json
@@ -61,3 +61,35 @@ def protocol_gap(runs: Iterable[Mapping[str, Any]], changed: Mapping[str, Any],
             if r.get("changed") == dict(changed)
             and (key := (r["dataset"], r["method"], r["seed"])) in protocol}
     return pd.Series(dict(sorted(gaps.items())), dtype=float)
+
+
+def rerun_gaps(reruns: Iterable[Mapping[str, Any]], records: Iterable[Mapping[str, Any]],
+               metric: str = "acc") -> pd.DataFrame:
+    """Each rerun of a committed record against that record: does a record still reproduce?
+
+    A rerun is a record of the same configuration (the same ``config_hash``)
+    made later, by another state of the code.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per rerun that has a committed record: ``dataset``,
+        ``method``, ``seed``, the test ``metric`` of the record and of the rerun
+        (percent), their ``difference`` (rerun minus record) and the commits
+        that wrote each (``recorded_at``, ``rerun_at``).
+    """
+    committed = {r["config_hash"]: r for r in records}
+    rows = []
+    for rerun in reruns:
+        record = committed.get(rerun["config_hash"])
+        if record is None:
+            continue
+        before = 100 * record["metrics"]["test"][metric]
+        after = 100 * rerun["metrics"]["test"][metric]
+        rows.append({"dataset": rerun["dataset"], "method": rerun["method"],
+                     "seed": rerun["seed"], "recorded": before, "rerun": after,
+                     "difference": after - before,
+                     "recorded_at": record["provenance"]["git_commit"],
+                     "rerun_at": rerun["provenance"]["git_commit"]})
+    return pd.DataFrame(rows, columns=["dataset", "method", "seed", "recorded", "rerun",
+                                       "difference", "recorded_at", "rerun_at"])
