@@ -32,10 +32,11 @@ each dataset and method has run, and :func:`progress` a dataset's runs against
 the protocol's; :func:`on_paper_dataset` and :func:`variant_effect` show a data
 variant's runs and what the variant changes; :func:`check_runs`,
 :func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
-check scripts, and :func:`rerun_gaps` compares reruns with the records they repeat; :func:`standin_check_error`, :func:`standin_throughput` and
+check scripts, and :func:`rerun_gaps` compares reruns with the records they
+repeat; :func:`standin_check_error`, :func:`standin_throughput` and
 :func:`standin_runs` read the GPU stand-in's measurements, and
-:func:`standin_ratio_range`, :func:`standin_spread` and :func:`standin_same_errors`
-summarise them.
+:func:`standin_ratio_range`, :func:`standin_spread` and
+:func:`standin_same_errors` summarise them.
 """
 from __future__ import annotations
 
