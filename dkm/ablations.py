@@ -792,13 +792,14 @@ def assignment_sharpness(embedding: np.ndarray, labels: np.ndarray,
     if embedding.ndim != 2 or labels.shape != embedding.shape[:1]:
         raise ValueError(f"expected points (N, p) and labels (N,), got {embedding.shape} and "
                          f"{labels.shape}")
+    import tensorflow as tf
+
+    from dkm.losses import soft_assignment
+
     centers = np.stack([embedding[labels == k].mean(axis=0) for k in np.unique(labels)])
-    distances = ((embedding[:, None, :] - centers[None, :, :]) ** 2).sum(axis=-1)
-    shifted = distances - distances.min(axis=1, keepdims=True)
-    largest = {}
-    for alpha in alphas:
-        weights = np.exp(-float(alpha) * shifted)
-        largest[float(alpha)] = float((weights.max(axis=1) / weights.sum(axis=1)).mean())
+    distances = tf.constant(((embedding[:, None, :] - centers[None, :, :]) ** 2).sum(axis=-1))
+    largest = {float(alpha): float(tf.reduce_mean(tf.reduce_max(
+        soft_assignment(distances, float(alpha)), axis=-1))) for alpha in alphas}
     return pd.Series(largest, name="largest weight").rename_axis("alpha")
 
 
