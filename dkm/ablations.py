@@ -830,6 +830,25 @@ def pretrained_sharpness(snapshots_dir: str | os.PathLike[str], dataset: str, se
     return pd.Series(dtype=float, name="largest weight").rename_axis("alpha")
 
 
+def hard_from_start(snapshots_dir: str | os.PathLike[str], datasets: Iterable[str],
+                    seed: int = STUDY_SEEDS[0], alpha: float = 1.0) -> list[str]:
+    """The datasets where DKM^p's fine-tuning starts almost hard even at ``alpha``.
+
+    There the mean largest weight of :func:`pretrained_sharpness` reaches
+    :data:`NEARLY_HARD`, so a constant α down to ``alpha`` trains an almost hard
+    assignment and does not test a soft one. A dataset without a snapshot
+    holding AE-KM for ``seed`` is left out.
+
+    Returns
+    -------
+    list of str
+        The datasets, in the order given.
+    """
+    return [dataset for dataset in datasets
+            if pretrained_sharpness(snapshots_dir, dataset, seed, [alpha]).get(alpha, 0.0)
+            >= NEARLY_HARD]
+
+
 def agreement_by_dataset(verdicts: pd.DataFrame, methods: Sequence[str] = (),
                          seeds_needed: int = len(STUDY_SEEDS)) -> pd.DataFrame:
     """Per dataset of a :func:`paper_verdicts` table, whether every verdict is consistent.

@@ -677,3 +677,21 @@ def test_pretrained_sharpness_reads_ae_km_from_either_snapshot(tmp_path):
     write_snapshot(tmp_path / "usps-1-ae-km.npz", snapshot(["ae-km"]))
     read = ablations.pretrained_sharpness(tmp_path, "usps", 1, alphas=[1.0])
     assert read[1.0] == pytest.approx(ablations.assignment_sharpness(embedding, labels, [1.0])[1.0])
+
+
+def test_hard_from_start_keeps_the_datasets_whose_pretrained_assignment_is_nearly_hard(tmp_path):
+    from dkm.snapshots import Snapshot, write_snapshot
+
+    labels = np.array([0, 0, 1, 1])
+    far = np.array([[-1.1], [-0.9], [0.9], [1.1]])  # largest weight ≈ 0.98 at α = 1
+    close = far / 10  # ≈ 0.51 at α = 1
+
+    for dataset, embedding in (("usps", far), ("20news", close)):
+        write_snapshot(tmp_path / f"{dataset}-1-ae-km.npz",
+                       Snapshot({"methods": ["ae-km"]}, np.arange(4), labels,
+                                {"ae-km": embedding}, {"ae-km": labels}, {"ae-km": {}}))
+    assert ablations.assignment_sharpness(far, labels, [1.0])[1.0] >= ablations.NEARLY_HARD
+    assert ablations.hard_from_start(tmp_path, ["20news", "usps", "mnist"], seed=1) == ["usps"]
+    # at a higher α the close clusters are nearly hard too
+    assert ablations.hard_from_start(tmp_path, ["20news", "usps"], seed=1, alpha=1000.0) == [
+        "20news", "usps"]
