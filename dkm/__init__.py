@@ -64,6 +64,8 @@ Evaluation, the protocol and its results:
 ``dkm.snapshots``            a full-scale run's embeddings, saved for the paper's figures.
 ``dkm.embeddings``           an embedding's size, spread and separation of the true classes.
 ``dkm.paper``                what the paper reports: its figures, seeds, trade-offs and datasets.
+``dkm._atomic``              whole-file writes (downloads, pretraining cache, snapshots) through a
+                             temporary file and one rename.
 ``dkm.cli``                  ``python -m dkm run ...``, ``ablate ...`` and ``report ...``
                              (``dkm.__main__``).
 

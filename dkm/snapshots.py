@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -35,6 +34,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from dkm import registry
+from dkm._atomic import atomic_write
 from dkm.data import Dataset, load
 
 __all__ = ["Snapshot", "save_snapshot", "write_snapshot", "load_snapshot", "sample_points"]
@@ -210,16 +210,9 @@ def write_snapshot(path: str | os.PathLike[str], snapshot: Snapshot) -> None:
         arrays[f"{method}/labels"] = snapshot.labels[method]
         for curve, values in snapshot.history[method].items():
             arrays[f"{method}/history/{curve}"] = values
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            np.savez_compressed(stream, meta=np.array(json.dumps(snapshot.meta, sort_keys=True)),
-                                **arrays)
-        os.replace(temporary, path)
-    finally:
-        Path(temporary).unlink(missing_ok=True)
+    with atomic_write(path) as stream:
+        np.savez_compressed(stream, meta=np.array(json.dumps(snapshot.meta, sort_keys=True)),
+                            **arrays)
 
 
 def load_snapshot(path: str | os.PathLike[str]) -> Snapshot:

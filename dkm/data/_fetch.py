@@ -13,13 +13,14 @@ import dataclasses
 import functools
 import hashlib
 import os
-import tempfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from numpy.typing import ArrayLike
+
+from dkm._atomic import atomic_write
 
 #: Environment variable naming the data directory.
 DATA_HOME_VARIABLE = "DKM_DATA_HOME"
@@ -132,27 +133,17 @@ def _download(url: str, destination: Path, accepted: tuple[str, ...]) -> None:
     replaces ``destination`` only once its digest is one of ``accepted``; on
     any failure the temporary file is removed.
     """
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary_name = tempfile.mkstemp(
-        prefix=f".{destination.name}.", suffix=".part", dir=destination.parent
-    )
-    temporary = Path(temporary_name)
-    try:
+    with atomic_write(destination) as output, _open_url(url) as response:
         digest = hashlib.sha256()
-        with os.fdopen(handle, "wb") as output, _open_url(url) as response:
-            for chunk in iter(lambda: response.read(_CHUNK_BYTES), b""):
-                digest.update(chunk)
-                output.write(chunk)
+        for chunk in iter(lambda: response.read(_CHUNK_BYTES), b""):
+            digest.update(chunk)
+            output.write(chunk)
         if digest.hexdigest() not in accepted:
             raise ValueError(
                 f"the file downloaded from {url} has SHA-256 {digest.hexdigest()}, expected "
                 f"{' or '.join(accepted)}; it was discarded and nothing was written to "
                 f"{destination}"
             )
-        temporary.chmod(0o644)  # mkstemp creates it readable by its owner only
-        os.replace(temporary, destination)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def _missing_message(what: str, path: Path, reason: str, how_to_obtain: str) -> str:

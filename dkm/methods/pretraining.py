@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -18,6 +17,7 @@ from typing import Sequence
 import numpy as np
 import tensorflow as tf
 
+from dkm._atomic import atomic_write
 from dkm.autoencoder import Architecture, Autoencoder
 from dkm.methods.common import LoopConfig, run_epochs
 from dkm.training import Adam, BatchSampler, Reconstruction
@@ -188,9 +188,8 @@ def _save_replica(path: Path, pretrained: Pretrained, replica: int) -> None:
         arrays[f"moment1_{i}"], arrays[f"moment2_{i}"] = m[replica], v[replica]
     for name, values in pretrained.history.items():
         arrays[f"history_{name}"] = values[replica]
-    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as handle:
-        np.savez(handle, **arrays)
-    os.replace(handle.name, path)
+    with atomic_write(path) as stream:
+        np.savez(stream, **arrays)
 
 
 def _load_replica(path: Path) -> dict[str, np.ndarray]:
