@@ -32,11 +32,15 @@ Then it prints one JSON object per line:
 * ``{"kind": "run", ...}``: with ``--full-run``, the wall time of the whole training
   arithmetic of DKM^p (50 pretraining epochs, then 100 at α = 1000) for each ``S``, the
   ``S`` replicas at once, minibatches drawn on the host each epoch as the package does. The k-means
-  initialisation and the evaluation, which the package runs on the CPU, are not included.
+  initialisation and the evaluation, which the package runs on the CPU, are not included;
+* ``{"kind": "quality_run", ...}``: with ``--quality DATA.npz``, DKM^p trained on real data
+  (``standin_quality.py pack``) for the largest ``S`` in each precision, k-means++ on the
+  pretrained embedding included; its clusters are saved to ``--out`` as
+  ``<data>-<precision>.npy`` for ``standin_quality.py score``.
 
     python benchmarks/gpu_standin.py [--check standin-reference.npz] [--shape usps mnist 20news]
         [--replicas 1 10] [--steps 100] [--precision float32 tensorfloat32 bfloat16]
-        [--full-run mnist usps]
+        [--full-run mnist usps] [--quality .device/quality-mnist.npz --out DIR]
 
 Needs JAX and NumPy only.
 """
@@ -47,6 +51,7 @@ import json
 import platform
 import time
 from functools import partial
+from pathlib import Path
 from typing import Callable
 
 import jax
@@ -304,6 +309,85 @@ def full_run(shape: str, replicas: int, precision: str) -> dict:
             "dkm_s": dkm_s, "dkm_first_epoch_s": dkm_first_s, "total_s": pretrain_s + dkm_s}
 
 
+def kmeans(points: np.ndarray, n_clusters: int, rng: np.random.Generator, n_init: int = 10,
+           max_iter: int = 300, tol: float = 1e-4) -> np.ndarray:
+    """Centres of the best of ``n_init`` k-means++ restarts of Lloyd's algorithm (NumPy).
+
+    The package calls scikit-learn's ``KMeans`` with the same settings; its own
+    random stream makes its centres differ from these.
+    """
+    points = points.astype(np.float64)
+    squared = np.sum(points ** 2, axis=1)
+    tolerance = tol * np.mean(np.var(points, axis=0))
+
+    def distances_to(centres):
+        return np.maximum(squared[:, None] - 2 * points @ centres.T + np.sum(centres ** 2, 1), 0)
+
+    best, best_inertia = None, np.inf
+    for _ in range(n_init):
+        centres = points[[rng.integers(len(points))]]
+        nearest = distances_to(centres)[:, 0]
+        for _ in range(1, n_clusters):
+            centres = np.vstack([centres, points[rng.choice(len(points), p=nearest / nearest.sum())]])
+            nearest = np.minimum(nearest, distances_to(centres[-1:])[:, 0])
+        for _ in range(max_iter):
+            members = np.eye(n_clusters)[np.argmin(distances_to(centres), axis=1)]
+            counts = members.sum(axis=0)[:, None]
+            moved = np.where(counts > 0, members.T @ points / np.maximum(counts, 1), centres)
+            shift = np.sum((moved - centres) ** 2)
+            centres = moved
+            if shift <= tolerance:
+                break
+        inertia = np.sum(np.min(distances_to(centres), axis=1))
+        if inertia < best_inertia:
+            best, best_inertia = centres, inertia
+    return best.astype(np.float32)
+
+
+def quality_run(path: str, replicas: int, precision: str) -> tuple[dict, np.ndarray]:
+    """DKM^p on the real data of ``path`` for ``replicas`` seeds: its clusters, and its times.
+
+    ``path`` holds ``X`` (``uint8`` pixels are divided by 255 here), ``n_clusters`` and
+    ``lam``. The seeds are 0, ..., replicas − 1 of this script (not the package's): 50
+    pretraining epochs, k-means++ (:func:`kmeans`) on each seed's embedding, then 100
+    epochs at α = 1000, as the package's DKM^p. Returns the run's row and the clusters,
+    ``(replicas, N)``: each point's nearest representative.
+    """
+    stored = np.load(path)
+    features = stored["X"]
+    data = jnp.asarray(features.astype(np.float32) / 255 if features.dtype == np.uint8
+                       else features)
+    n_clusters, n_samples = int(stored["n_clusters"]), features.shape[0]
+    lam = jnp.full((replicas,), float(stored["lam"]), jnp.float32)
+    rng = np.random.default_rng(3)
+    state = adam_state({"params": [jnp.asarray(a) for a in glorot_weights(
+        rng, replicas, layer_shapes(features.shape[1], n_clusters))]})
+    start = time.perf_counter()
+    state, _, pretrain_s = _timed_epochs(epoch_function(0.0, precision), state, data, lam,
+                                         PRETRAIN_EPOCHS, rng)
+
+    def embed(trainable):
+        params = trainable["params"]
+        with jax.default_matmul_precision(precision):
+            return np.asarray(jax.jit(_dense_stack)(
+                jnp.broadcast_to(data, (replicas, *data.shape)), params[:len(params) // 2]))
+
+    kmeans_start = time.perf_counter()
+    centres = np.stack([kmeans(h, n_clusters, rng) for h in embed(state["trainable"])])
+    kmeans_s = time.perf_counter() - kmeans_start
+    state = with_representatives(state, jnp.asarray(centres))
+    state, _, dkm_s = _timed_epochs(epoch_function(DKM_ALPHA, precision), state, data, lam,
+                                    DKM_EPOCHS, rng)
+    embedding, representatives = embed(state["trainable"]), np.asarray(
+        state["trainable"]["representatives"])
+    clusters = np.argmin(np.sum((embedding[:, :, None, :] - representatives[:, None]) ** 2,
+                                axis=-1), axis=-1)
+    return ({"kind": "quality_run", "data": path, "n_samples": n_samples,
+             "replicas": replicas, "precision": precision, "pretraining_s": pretrain_s,
+             "kmeans_s": kmeans_s, "dkm_s": dkm_s, "total_s": time.perf_counter() - start},
+            clusters.astype(np.int16))
+
+
 def emit(row: dict) -> None:
     print(json.dumps(row), flush=True)
 
@@ -311,13 +395,18 @@ def emit(row: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", help="reference file of standin_reference.py")
-    parser.add_argument("--shape", nargs="+", default=["usps", "mnist"], choices=list(SHAPES))
+    parser.add_argument("--shape", nargs="*", default=["usps", "mnist"], choices=list(SHAPES),
+                        help="dataset shapes whose phases are timed on random data (none: skip)")
     parser.add_argument("--replicas", nargs="+", type=int, default=[1, 10])
     parser.add_argument("--steps", type=int, default=100, help="minibatches per timed window")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--precision", nargs="+", default=["float32"], choices=PRECISIONS)
     parser.add_argument("--full-run", nargs="*", default=[], choices=list(SHAPES),
                         help="datasets whose whole DKM^p training is timed (float32, each S)")
+    parser.add_argument("--quality", nargs="*", default=[], metavar="DATA.npz",
+                        help="real data (standin_quality.py pack) on which DKM^p is trained in "
+                             "each precision for the largest S; the clusters go to --out")
+    parser.add_argument("--out", default=".", help="folder of the --quality clusters")
     args = parser.parse_args()
 
     device = jax.devices()[0]
@@ -331,7 +420,7 @@ def main() -> None:
                 errors = [v for k, v in row.items() if k not in ("kind", "phase", "precision")]
                 if precision == "float32" and not max(errors) < FLOAT32_TOLERANCE:
                     raise SystemExit(f"the stand-in departs from the package in float32: {row}")
-    for precision in args.precision:
+    for precision in args.precision if args.shape else ():
         emit({"kind": "matmul", "precision": precision, "tflops": matmul_tflops(precision)})
     for shape in args.shape:
         for phase in ("pretraining", "dkm"):
@@ -346,6 +435,12 @@ def main() -> None:
     for shape in args.full_run:
         for replicas in args.replicas:
             emit(full_run(shape, replicas, "float32"))
+    for path in args.quality:
+        for precision in args.precision:
+            row, clusters = quality_run(path, max(args.replicas), precision)
+            name = f"{Path(path).stem}-{precision}.npy"
+            np.save(Path(args.out) / name, clusters)
+            emit({**row, "clusters": name})
 
 
 if __name__ == "__main__":

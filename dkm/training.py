@@ -56,6 +56,17 @@ def enable_determinism() -> None:
         _determinism_enabled = True
 
 
+def use_float32_products() -> None:
+    """Compute float32 matrix products in float32 on every device.
+
+    TensorFlow otherwise runs them in TF32 (a 10-bit mantissa instead of 23)
+    on NVIDIA GPUs from the Ampere generation on. Turned off, a GPU performs
+    the arithmetic a CPU does; chapter 10 of the book measures what TF32
+    changes. The setting is TensorFlow's, for the whole process.
+    """
+    tf.config.experimental.enable_tensor_float_32_execution(False)
+
+
 def _has_gpu() -> bool:
     return bool(tf.config.list_physical_devices("GPU"))
 
@@ -394,6 +405,11 @@ class Trainer:
     layout : {"stacked", "sequential"}, optional
         How the replicas run (see the module's docstring); by default
         :func:`default_layout`, by device. With one replica both are the same.
+
+    Notes
+    -----
+    Creating a trainer calls :func:`use_float32_products`: on a GPU, too, the
+    products are float32, not TensorFlow's default TF32.
     """
 
     def __init__(
@@ -408,6 +424,7 @@ class Trainer:
         self.layout = layout or default_layout()
         if self.layout not in LAYOUTS:
             raise ValueError(f"unknown layout {self.layout!r}; choose one of {LAYOUTS}")
+        use_float32_products()
         self.autoencoder = autoencoder
         self.objective = objective
         self.data = data

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.stats
 import pandas as pd
 import pytest
 
@@ -12,8 +13,8 @@ from dkm.analysis import (
     CLAIMS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs, claims_table, coverage,
     rerun_gaps,
     on_paper_dataset, paired_difference, paper_tradeoff, progress, protocol_gap, search_curves,
-    search_records, search_summary, seed_scores, standin_check_error, standin_ratio_range,
-    standin_runs, standin_same_errors, standin_spread, standin_throughput, variant_effect,
+    search_records, search_summary, seed_scores, standin_check_error, standin_precision_effect,
+    standin_ratio_range, standin_runs, standin_same_errors, standin_spread, standin_throughput, variant_effect,
     verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
@@ -290,6 +291,28 @@ def test_standin_check_error_is_the_worst_error_of_a_precision():
     assert standin_check_error(rows, "float32") == 3e-8
     assert standin_check_error(rows, "bfloat16") == 2e-3
     assert math.isnan(standin_check_error(rows, "tensorfloat32"))
+
+
+def test_standin_precision_effect_pairs_each_seed_with_its_float32_run():
+    def score(precision, replica, acc):
+        return {"kind": "quality", "dataset": "usps", "precision": precision,
+                "replica": replica, "acc": acc, "nmi": 0.5}
+
+    rows = [{"kind": "quality_run"}, score("float32", 0, 0.70), score("float32", 1, 0.80),
+            score("float32", 2, 0.75), score("tensorfloat32", 2, 0.74),
+            score("tensorfloat32", 0, 0.71), score("tensorfloat32", 1, 0.78)]
+    table = standin_precision_effect(rows).set_index("precision")
+    assert table.loc["float32", "n"] == 3
+    assert table.loc["float32", "mean"] == pytest.approx(75.0)
+    assert table.loc["float32", "sd"] == pytest.approx(5.0)
+    assert math.isnan(table.loc["float32", "difference"])
+    # same-replica differences +1, -2 and -1 points (not the unpaired means' gap alone)
+    assert table.loc["tensorfloat32", "difference"] == pytest.approx(-2 / 3)
+    half = scipy.stats.t.ppf(0.975, 2) * np.std([1, -2, -1], ddof=1) / math.sqrt(3)
+    assert table.loc["tensorfloat32", "high"] == pytest.approx(-2 / 3 + half)
+    nmi = standin_precision_effect(rows, "nmi").set_index("precision")
+    assert nmi.loc["tensorfloat32", "difference"] == pytest.approx(0.0)
+    assert standin_precision_effect([{"kind": "device"}]).empty
 
 
 def test_standin_ratio_range_spans_the_shapes_and_phases_of_a_precision():

@@ -143,6 +143,17 @@ def test_default_layout_is_stacked_on_a_gpu_only(monkeypatch):
     assert default_layout() == "stacked"
 
 
+def test_a_trainer_turns_tf32_off():
+    # TensorFlow's default on Ampere-and-later GPUs is TF32 products; the package's are float32.
+    before = tf.config.experimental.tensor_float_32_execution_enabled()
+    tf.config.experimental.enable_tensor_float_32_execution(True)
+    try:
+        Trainer(Autoencoder(SMALL, [0]), Reconstruction(), tf.zeros((10, 8)), Adam())
+        assert not tf.config.experimental.tensor_float_32_execution_enabled()
+    finally:
+        tf.config.experimental.enable_tensor_float_32_execution(before)
+
+
 def test_an_unknown_layout_is_refused():
     autoencoder = Autoencoder(SMALL, [0, 1])
     with pytest.raises(ValueError, match="unknown layout 'diagonal'"):

@@ -36,7 +36,8 @@ check scripts, and :func:`rerun_gaps` compares reruns with the records they
 repeat; :func:`standin_check_error`, :func:`standin_throughput` and
 :func:`standin_runs` read the GPU stand-in's measurements, and
 :func:`standin_ratio_range`, :func:`standin_spread` and
-:func:`standin_same_errors` summarise them.
+:func:`standin_same_errors` summarise them; :func:`standin_precision_effect` compares the
+stand-in's scores in two matmul precisions.
 """
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ from dkm.analysis._line_search import (
 from dkm.analysis._paired import paired_difference, seed_scores
 from dkm.analysis._speed import (
     standin_check_error,
+    standin_precision_effect,
     standin_ratio_range,
     standin_runs,
     standin_same_errors,
@@ -78,4 +80,4 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
            "search_summary", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",
            "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",
-           "standin_same_errors", "rerun_gaps"]
+           "standin_same_errors", "standin_precision_effect", "rerun_gaps"]

@@ -92,3 +92,37 @@ def standin_same_errors(rows: Iterable[Mapping[str, Any]], precision: str,
 
     first = errors(precision)
     return bool(first) and first == errors(other)
+
+
+def standin_precision_effect(rows: Iterable[Mapping[str, Any]], metric: str = "acc",
+                             reference: str = "float32") -> pd.DataFrame:
+    """The stand-in's DKM^p scores by matmul precision, each seed against ``reference``'s.
+
+    Reads the ``quality`` lines of ``benchmarks/standin_quality.py score``: one score per
+    dataset, precision and replica (seed); the runs of a replica share their initial weights
+    and minibatches, so that the same-replica difference is the precision's effect on it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per dataset and precision: ``n`` replicas, ``mean`` and ``sd`` of ``metric``
+        (in %), and for the other precisions ``difference``, ``low`` and ``high``, the mean
+        same-replica difference to ``reference`` and its 95 % t interval (in points).
+    """
+    from dkm.analysis._paired import paired_difference
+
+    scores = pd.DataFrame([r for r in rows if r.get("kind") == "quality"])
+    columns = ["dataset", "precision", "n", "mean", "sd", "difference", "low", "high"]
+    if scores.empty:
+        return pd.DataFrame(columns=columns)
+    scores = scores.assign(score=100 * scores[metric])
+    table = []
+    for (dataset, precision), runs in scores.groupby(["dataset", "precision"], sort=False):
+        row = {"dataset": dataset, "precision": precision, "n": len(runs),
+               "mean": runs.score.mean(), "sd": runs.score.std(ddof=1)}
+        if precision != reference:
+            against = scores[(scores.dataset == dataset) & (scores.precision == reference)]
+            row["difference"], row["low"], row["high"], _ = paired_difference(
+                runs.set_index("replica").score, against.set_index("replica").score)
+        table.append(row)
+    return pd.DataFrame(table, columns=columns)

@@ -1,0 +1,70 @@
+"""Real data for ``gpu_standin.py --quality``, and the scores of the clusters it returns.
+
+``pack`` writes a dataset as the stand-in reads it: ``X`` (MNIST's pixels as ``uint8``, which
+``gpu_standin.py`` divides by 255 back to the package's values), the number of clusters and the
+paper's λ of DKM^p. ``score`` reads the ``quality_run`` rows that ``gpu_standin.py`` printed and
+the clusters it saved, and appends one JSON line per seed and precision: ACC, NMI and ARI on the
+protocol's test part (``dkm.splits``, as the records are scored).
+
+    .venv/bin/python benchmarks/standin_quality.py pack mnist .device/quality-mnist.npz
+    .venv/bin/python benchmarks/standin_quality.py score OUTPUT.jsonl CLUSTERS_DIR mnist \\
+        >> benchmarks/results/standin-quality.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from dkm import paper
+from dkm.data import load
+from dkm.experiments import SPLIT_SEED
+from dkm.metrics import evaluate
+from dkm.splits import validation_test_split
+
+
+def pack(dataset: str, out: str) -> None:
+    data = load(dataset)
+    features = data.X
+    pixels = np.round(features * 255)
+    if np.array_equal((pixels.astype(np.uint8).astype(np.float32) / 255), features):
+        features = pixels.astype(np.uint8)  # four times smaller, the same values once divided
+    np.savez_compressed(out, X=features, n_clusters=data.n_classes,
+                        lam=paper.optimal_tradeoff("dkm-p", dataset))
+
+
+def score(output: str, clusters_dir: str, dataset: str) -> None:
+    data = load(dataset)
+    test = validation_test_split(data.n_samples, seed=SPLIT_SEED).test
+    for line in Path(output).read_text().splitlines():
+        row = json.loads(line) if line.startswith("{") else {}
+        if row.get("kind") != "quality_run" or Path(row["data"]).stem != f"quality-{dataset}":
+            continue
+        clusters = np.load(Path(clusters_dir) / row["clusters"])
+        for replica, labels in enumerate(clusters):
+            print(json.dumps({"kind": "quality", "dataset": dataset,
+                              "precision": row["precision"], "replica": replica,
+                              **evaluate(data.y[test], labels[test])}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    packing = commands.add_parser("pack", help="write a dataset for the stand-in")
+    packing.add_argument("dataset")
+    packing.add_argument("out")
+    scoring = commands.add_parser("score", help="score the clusters the stand-in returned")
+    scoring.add_argument("output", help="the stand-in's printed JSON lines")
+    scoring.add_argument("clusters_dir")
+    scoring.add_argument("dataset")
+    args = parser.parse_args()
+    if args.command == "pack":
+        pack(args.dataset, args.out)
+    else:
+        score(args.output, args.clusters_dir, args.dataset)
+
+
+if __name__ == "__main__":
+    main()
