@@ -36,11 +36,15 @@ Then it prints one JSON object per line:
 * ``{"kind": "quality_run", ...}``: with ``--quality DATA.npz``, DKM^p trained on real data
   (``standin_quality.py pack``) for the largest ``S`` in each precision, k-means++ on the
   pretrained embedding included; its clusters are saved to ``--out`` as
-  ``<data>-<precision>.npy`` for ``standin_quality.py score``.
+  ``<data>-<precision>.npy`` for ``standin_quality.py score``;
+* ``{"kind": "alpha_run", ...}``: with ``--alpha A ... --alpha-data DATA.npz``, DKM^p at each
+  constant α from one pretrained start (float32), with per-epoch curves of the embedding's mean
+  norm and of the softmax's mean largest weight; clusters to ``<data>-alpha-<α>.npy``.
 
     python benchmarks/gpu_standin.py [--check standin-reference.npz] [--shape usps mnist 20news]
         [--replicas 1 10] [--steps 100] [--precision float32 tensorfloat32 bfloat16]
         [--full-run mnist usps] [--quality .device/quality-mnist.npz --out DIR]
+        [--alpha 1 10 100 1000 --alpha-data .device/quality-20news.npz --out DIR]
 
 Needs JAX and NumPy only.
 """
@@ -344,48 +348,122 @@ def kmeans(points: np.ndarray, n_clusters: int, rng: np.random.Generator, n_init
     return best.astype(np.float32)
 
 
-def quality_run(path: str, replicas: int, precision: str) -> tuple[dict, np.ndarray]:
-    """DKM^p on the real data of ``path`` for ``replicas`` seeds: its clusters, and its times.
+def load_real_data(path: str) -> tuple[jax.Array, int, float]:
+    """The data of ``standin_quality.py pack`` on the device, its number of clusters and λ.
 
-    ``path`` holds ``X`` (``uint8`` pixels are divided by 255 here), ``n_clusters`` and
-    ``lam``. The seeds are 0, ..., replicas − 1 of this script (not the package's): 50
-    pretraining epochs, k-means++ (:func:`kmeans`) on each seed's embedding, then 100
-    epochs at α = 1000, as the package's DKM^p. Returns the run's row and the clusters,
-    ``(replicas, N)``: each point's nearest representative.
+    ``X`` is dense (``uint8`` pixels are divided by 255 here) or, for sparse data, stored
+    as CSR arrays ``X_data``, ``X_indices``, ``X_indptr`` and ``X_shape``.
     """
     stored = np.load(path)
-    features = stored["X"]
-    data = jnp.asarray(features.astype(np.float32) / 255 if features.dtype == np.uint8
-                       else features)
-    n_clusters, n_samples = int(stored["n_clusters"]), features.shape[0]
-    lam = jnp.full((replicas,), float(stored["lam"]), jnp.float32)
-    rng = np.random.default_rng(3)
-    state = adam_state({"params": [jnp.asarray(a) for a in glorot_weights(
-        rng, replicas, layer_shapes(features.shape[1], n_clusters))]})
-    start = time.perf_counter()
-    state, _, pretrain_s = _timed_epochs(epoch_function(0.0, precision), state, data, lam,
-                                         PRETRAIN_EPOCHS, rng)
+    if "X" in stored:
+        features = stored["X"]
+        features = features.astype(np.float32) / 255 if features.dtype == np.uint8 else features
+    else:
+        features = np.zeros(tuple(stored["X_shape"]), np.float32)
+        rows = np.repeat(np.arange(features.shape[0]), np.diff(stored["X_indptr"]))
+        features[rows, stored["X_indices"]] = stored["X_data"]
+    return jnp.asarray(features), int(stored["n_clusters"]), float(stored["lam"])
+
+
+def _embedder(data: jax.Array, replicas: int, precision: str) -> Callable[[dict], np.ndarray]:
+    """``trainable -> (replicas, N, p)``: every point's embedding by each replica."""
+    encode = jax.jit(_dense_stack)
 
     def embed(trainable):
         params = trainable["params"]
         with jax.default_matmul_precision(precision):
-            return np.asarray(jax.jit(_dense_stack)(
-                jnp.broadcast_to(data, (replicas, *data.shape)), params[:len(params) // 2]))
+            return np.asarray(encode(jnp.broadcast_to(data, (replicas, *data.shape)),
+                                     params[:len(params) // 2]))
+    return embed
 
-    kmeans_start = time.perf_counter()
-    centres = np.stack([kmeans(h, n_clusters, rng) for h in embed(state["trainable"])])
-    kmeans_s = time.perf_counter() - kmeans_start
+
+def pretrained_start(data: jax.Array, n_clusters: int, lam: jax.Array, precision: str,
+                     rng: np.random.Generator) -> tuple[dict, np.ndarray, float, float]:
+    """DKM^p's starting point: 50 pretraining epochs, then k-means++ on each embedding.
+
+    Returns the pretrained state, the centres ``(S, K, K)``, and the seconds of the
+    pretraining and of the k-means.
+    """
+    replicas = lam.shape[0]
+    state = adam_state({"params": [jnp.asarray(a) for a in glorot_weights(
+        rng, replicas, layer_shapes(data.shape[1], n_clusters))]})
+    state, _, pretrain_s = _timed_epochs(epoch_function(0.0, precision), state, data, lam,
+                                         PRETRAIN_EPOCHS, rng)
+    start = time.perf_counter()
+    centres = np.stack([kmeans(h, n_clusters, rng)
+                        for h in _embedder(data, replicas, precision)(state["trainable"])])
+    return state, centres, pretrain_s, time.perf_counter() - start
+
+
+def nearest_representative(embedding: np.ndarray, representatives: np.ndarray) -> np.ndarray:
+    """Each point's cluster ``(S, N)``: its nearest representative, by replica."""
+    distances = np.sum((embedding[:, :, None, :] - representatives[:, None]) ** 2, axis=-1)
+    return np.argmin(distances, axis=-1).astype(np.int16)
+
+
+def quality_run(path: str, replicas: int, precision: str) -> tuple[dict, np.ndarray]:
+    """DKM^p on the real data of ``path`` for ``replicas`` seeds: its clusters, and its times.
+
+    The seeds are 0, ..., replicas − 1 of this script (not the package's):
+    :func:`pretrained_start`, then 100 epochs at α = 1000, as the package's DKM^p.
+    Returns the run's row and the clusters (:func:`nearest_representative`).
+    """
+    data, n_clusters, lam_value = load_real_data(path)
+    lam = jnp.full((replicas,), lam_value, jnp.float32)
+    rng = np.random.default_rng(3)
+    start = time.perf_counter()
+    state, centres, pretrain_s, kmeans_s = pretrained_start(data, n_clusters, lam, precision,
+                                                            rng)
     state = with_representatives(state, jnp.asarray(centres))
     state, _, dkm_s = _timed_epochs(epoch_function(DKM_ALPHA, precision), state, data, lam,
                                     DKM_EPOCHS, rng)
-    embedding, representatives = embed(state["trainable"]), np.asarray(
-        state["trainable"]["representatives"])
-    clusters = np.argmin(np.sum((embedding[:, :, None, :] - representatives[:, None]) ** 2,
-                                axis=-1), axis=-1)
-    return ({"kind": "quality_run", "data": path, "n_samples": n_samples,
+    clusters = nearest_representative(_embedder(data, replicas, precision)(state["trainable"]),
+                                      np.asarray(state["trainable"]["representatives"]))
+    return ({"kind": "quality_run", "data": path, "n_samples": int(data.shape[0]),
              "replicas": replicas, "precision": precision, "pretraining_s": pretrain_s,
              "kmeans_s": kmeans_s, "dkm_s": dkm_s, "total_s": time.perf_counter() - start},
-            clusters.astype(np.int16))
+            clusters)
+
+
+def alpha_runs(path: str, replicas: int, alphas: list[float]) -> list[tuple[dict, np.ndarray]]:
+    """DKM^p at each constant α from one pretrained start, with per-epoch curves (float32).
+
+    Every α starts from the same pretrained network and k-means++ centres and sees the same
+    minibatches, so that the runs of a replica differ by α alone. After each of the 100
+    epochs, the curves read every point's embedding: its mean norm ``‖h(x)‖`` and the mean
+    largest weight ``max_k G_k(h, α)`` of the paper's softmax at the run's α and current
+    representatives (1: hard; 1/K: uniform). Returns, per α, its row (curves ``(S, 100)``)
+    and its clusters.
+    """
+    data, n_clusters, lam_value = load_real_data(path)
+    lam = jnp.full((replicas,), lam_value, jnp.float32)
+    state, centres, pretrain_s, kmeans_s = pretrained_start(
+        data, n_clusters, lam, "float32", np.random.default_rng(3))
+    embed = _embedder(data, replicas, "float32")
+    results = []
+    for alpha in alphas:
+        start = time.perf_counter()
+        run = with_representatives(jax.tree_util.tree_map(jnp.copy, state), jnp.asarray(centres))
+        epoch, rng = epoch_function(alpha, "float32"), np.random.default_rng(4)
+        norms, largest = [], []
+        for _ in range(DKM_EPOCHS):
+            run, _ = epoch(run, data, permutation_batches(rng, replicas, data.shape[0]), lam)
+            embedding = embed(run["trainable"])
+            representatives = np.asarray(run["trainable"]["representatives"])
+            distances = np.maximum(
+                np.sum(embedding ** 2, -1)[..., None] + np.sum(representatives ** 2, -1)[:, None]
+                - 2 * np.einsum("snp,skp->snk", embedding, representatives), 0)
+            weights = np.exp(-alpha * (distances - distances.min(axis=-1, keepdims=True)))
+            norms.append(np.linalg.norm(embedding, axis=-1).mean(axis=1))
+            largest.append((weights.max(axis=-1) / weights.sum(axis=-1)).mean(axis=1))
+        results.append((
+            {"kind": "alpha_run", "data": path, "alpha": alpha, "replicas": replicas,
+             "precision": "float32", "pretraining_s": pretrain_s, "kmeans_s": kmeans_s,
+             "dkm_s": time.perf_counter() - start,
+             "embedding_norm": np.stack(norms, axis=1).tolist(),
+             "largest_weight": np.stack(largest, axis=1).tolist()},
+            nearest_representative(embedding, representatives)))
+    return results
 
 
 def emit(row: dict) -> None:
@@ -406,7 +484,10 @@ def main() -> None:
     parser.add_argument("--quality", nargs="*", default=[], metavar="DATA.npz",
                         help="real data (standin_quality.py pack) on which DKM^p is trained in "
                              "each precision for the largest S; the clusters go to --out")
-    parser.add_argument("--out", default=".", help="folder of the --quality clusters")
+    parser.add_argument("--alpha", nargs="*", type=float, default=[], metavar="α",
+                        help="with --alpha-data: DKM^p at these constant α (float32, largest S)")
+    parser.add_argument("--alpha-data", help="real data (standin_quality.py pack) for --alpha")
+    parser.add_argument("--out", default=".", help="folder of the clusters of --quality, --alpha")
     args = parser.parse_args()
 
     device = jax.devices()[0]
@@ -439,6 +520,11 @@ def main() -> None:
         for precision in args.precision:
             row, clusters = quality_run(path, max(args.replicas), precision)
             name = f"{Path(path).stem}-{precision}.npy"
+            np.save(Path(args.out) / name, clusters)
+            emit({**row, "clusters": name})
+    if args.alpha:
+        for row, clusters in alpha_runs(args.alpha_data, max(args.replicas), args.alpha):
+            name = f"{Path(args.alpha_data).stem}-alpha-{row['alpha']:g}.npy"
             np.save(Path(args.out) / name, clusters)
             emit({**row, "clusters": name})
 

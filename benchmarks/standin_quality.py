@@ -1,9 +1,10 @@
 """Real data for ``gpu_standin.py --quality``, and the scores of the clusters it returns.
 
 ``pack`` writes a dataset as the stand-in reads it: ``X`` (MNIST's pixels as ``uint8``, which
-``gpu_standin.py`` divides by 255 back to the package's values), the number of clusters and the
-paper's λ of DKM^p. ``score`` reads the ``quality_run`` rows that ``gpu_standin.py`` printed and
-the clusters it saved, and appends one JSON line per seed and precision: ACC, NMI and ARI on the
+``gpu_standin.py`` divides by 255 back to the package's values; 20NEWS's tf-idf as its nonzeros),
+the number of clusters and the paper's λ of DKM^p. ``score`` reads the ``quality_run`` and
+``alpha_run`` rows that ``gpu_standin.py`` printed and the clusters it saved, and prints one JSON
+line per run and seed (``quality``, or ``alpha_quality`` with its α): ACC, NMI and ARI on the
 protocol's test part (``dkm.splits``, as the records are scored).
 
     .venv/bin/python benchmarks/standin_quality.py pack mnist .device/quality-mnist.npz
@@ -28,25 +29,35 @@ from dkm.splits import validation_test_split
 def pack(dataset: str, out: str) -> None:
     data = load(dataset)
     features = data.X
+    extra = {"n_clusters": data.n_classes, "lam": paper.optimal_tradeoff("dkm-p", dataset)}
     pixels = np.round(features * 255)
     if np.array_equal((pixels.astype(np.uint8).astype(np.float32) / 255), features):
-        features = pixels.astype(np.uint8)  # four times smaller, the same values once divided
-    np.savez_compressed(out, X=features, n_clusters=data.n_classes,
-                        lam=paper.optimal_tradeoff("dkm-p", dataset))
+        # four times smaller, the same values once divided
+        np.savez_compressed(out, X=pixels.astype(np.uint8), **extra)
+    elif np.count_nonzero(features) < features.size / 4:  # tf-idf: its nonzeros only (CSR)
+        rows, columns = np.nonzero(features)
+        np.savez_compressed(out, X_data=features[rows, columns], X_indices=columns.astype(np.int32),
+                            X_indptr=np.concatenate([[0], np.cumsum(np.bincount(
+                                rows, minlength=features.shape[0]))]),
+                            X_shape=np.array(features.shape), **extra)
+    else:
+        np.savez_compressed(out, X=features, **extra)
 
 
 def score(output: str, clusters_dir: str, dataset: str) -> None:
     data = load(dataset)
     test = validation_test_split(data.n_samples, seed=SPLIT_SEED).test
+    kinds = {"quality_run": "quality", "alpha_run": "alpha_quality"}
     for line in Path(output).read_text().splitlines():
         row = json.loads(line) if line.startswith("{") else {}
-        if row.get("kind") != "quality_run" or Path(row["data"]).stem != f"quality-{dataset}":
+        if row.get("kind") not in kinds or Path(row["data"]).stem != f"quality-{dataset}":
             continue
         clusters = np.load(Path(clusters_dir) / row["clusters"])
         for replica, labels in enumerate(clusters):
-            print(json.dumps({"kind": "quality", "dataset": dataset,
-                              "precision": row["precision"], "replica": replica,
-                              **evaluate(data.y[test], labels[test])}))
+            print(json.dumps({"kind": kinds[row["kind"]], "dataset": dataset,
+                              "precision": row["precision"],
+                              **({"alpha": row["alpha"]} if "alpha" in row else {}),
+                              "replica": replica, **evaluate(data.y[test], labels[test])}))
 
 
 def main() -> None:

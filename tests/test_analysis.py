@@ -11,10 +11,10 @@ import pytest
 from dkm import paper
 from dkm.analysis import (
     CLAIMS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs, claims_table, coverage,
-    rerun_gaps,
-    on_paper_dataset, paired_difference, paper_tradeoff, progress, protocol_gap, search_curves,
-    search_records, search_summary, seed_scores, standin_check_error, standin_precision_effect,
-    standin_ratio_range, standin_runs, standin_same_errors, standin_spread, standin_throughput, variant_effect,
+    on_paper_dataset, paired_difference, paper_tradeoff, progress, protocol_gap, rerun_gaps,
+    search_curves, search_records, search_summary, seed_scores, standin_alpha_curves,
+    standin_alpha_scores, standin_check_error, standin_precision_effect, standin_ratio_range,
+    standin_runs, standin_same_errors, standin_spread, standin_throughput, variant_effect,
     verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
@@ -313,6 +313,32 @@ def test_standin_precision_effect_pairs_each_seed_with_its_float32_run():
     nmi = standin_precision_effect(rows, "nmi").set_index("precision")
     assert nmi.loc["tensorfloat32", "difference"] == pytest.approx(0.0)
     assert standin_precision_effect([{"kind": "device"}]).empty
+
+
+def test_standin_alpha_curves_average_each_epoch_over_the_seeds():
+    rows = [{"kind": "device"},
+            {"kind": "alpha_run", "alpha": 10.0, "embedding_norm": [[1.0, 0.5], [3.0, 1.5]],
+             "largest_weight": [[0.9, 0.4], [0.7, 0.2]]},
+            {"kind": "alpha_run", "alpha": 1000.0, "embedding_norm": [[2.0, 2.0], [2.0, 2.0]],
+             "largest_weight": [[1.0, 1.0], [1.0, 0.8]]}]
+    curves = standin_alpha_curves(rows).set_index(["alpha", "epoch"])
+    assert curves.loc[(10.0, 1), "embedding_norm"] == pytest.approx(2.0)
+    assert curves.loc[(10.0, 2), "largest_weight"] == pytest.approx(0.3)
+    assert curves.loc[(1000.0, 2), "largest_weight"] == pytest.approx(0.9)
+    assert len(curves) == 4
+    assert standin_alpha_curves([{"kind": "device"}]).empty
+
+
+def test_standin_alpha_scores_summarise_each_alpha_over_its_seeds():
+    rows = [{"kind": "alpha_quality", "dataset": "20news", "alpha": alpha, "replica": replica,
+             "acc": acc, "nmi": 0.1}
+            for alpha, accs in ((1.0, [0.10, 0.20]), (1000.0, [0.50, 0.54, 0.52]))
+            for replica, acc in enumerate(accs)]
+    table = standin_alpha_scores(rows + [{"kind": "quality"}]).set_index("alpha")
+    assert table.loc[1.0, "n"] == 2 and table.loc[1000.0, "n"] == 3
+    assert table.loc[1.0, "mean"] == pytest.approx(15.0)
+    assert table.loc[1000.0, "sd"] == pytest.approx(2.0)
+    assert standin_alpha_scores([]).empty
 
 
 def test_standin_ratio_range_spans_the_shapes_and_phases_of_a_precision():

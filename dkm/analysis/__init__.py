@@ -37,7 +37,8 @@ repeat; :func:`standin_check_error`, :func:`standin_throughput` and
 :func:`standin_runs` read the GPU stand-in's measurements, and
 :func:`standin_ratio_range`, :func:`standin_spread` and
 :func:`standin_same_errors` summarise them; :func:`standin_precision_effect` compares the
-stand-in's scores in two matmul precisions.
+stand-in's scores in two matmul precisions, and :func:`standin_alpha_curves` and
+:func:`standin_alpha_scores` read its runs at constant α.
 """
 from __future__ import annotations
 
@@ -63,7 +64,9 @@ from dkm.analysis._line_search import (
     search_summary,
 )
 from dkm.analysis._paired import paired_difference, seed_scores
-from dkm.analysis._speed import (
+from dkm.analysis._standin import (
+    standin_alpha_curves,
+    standin_alpha_scores,
     standin_check_error,
     standin_precision_effect,
     standin_ratio_range,
@@ -80,4 +83,5 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
            "search_summary", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",
            "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",
-           "standin_same_errors", "standin_precision_effect", "rerun_gaps"]
+           "standin_same_errors", "standin_precision_effect", "standin_alpha_curves",
+           "standin_alpha_scores", "rerun_gaps"]

@@ -1,9 +1,10 @@
-"""The GPU stand-in's measurements (``benchmarks/gpu_standin.py``), as the book's tables."""
+"""The GPU stand-in's output (``benchmarks/gpu_standin.py``), as the book's tables."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 _CHECK_ERRORS = ("loss", "gradients", "epoch_loss", "weights_after_epoch")
@@ -126,3 +127,46 @@ def standin_precision_effect(rows: Iterable[Mapping[str, Any]], metric: str = "a
                 runs.set_index("replica").score, against.set_index("replica").score)
         table.append(row)
     return pd.DataFrame(table, columns=columns)
+
+
+def standin_alpha_curves(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """The per-epoch curves of the stand-in's constant-α DKM^p runs, averaged over seeds.
+
+    Reads the ``alpha_run`` lines of ``gpu_standin.py --alpha``: for each α, the embedding's
+    mean norm and the softmax's mean largest weight after each epoch, one curve per seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per α and epoch (from 1): ``alpha``, ``epoch``, ``embedding_norm`` and
+        ``largest_weight``, each the mean over the seeds.
+    """
+    frames = []
+    for row in rows:
+        if row.get("kind") != "alpha_run":
+            continue
+        norms, weights = np.asarray(row["embedding_norm"]), np.asarray(row["largest_weight"])
+        frames.append(pd.DataFrame({"alpha": float(row["alpha"]),
+                                    "epoch": np.arange(1, norms.shape[1] + 1),
+                                    "embedding_norm": norms.mean(axis=0),
+                                    "largest_weight": weights.mean(axis=0)}))
+    columns = ["alpha", "epoch", "embedding_norm", "largest_weight"]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+def standin_alpha_scores(rows: Iterable[Mapping[str, Any]], metric: str = "acc") -> pd.DataFrame:
+    """The stand-in's constant-α DKM^p scores: mean and sd over its seeds, by dataset and α.
+
+    Reads the ``alpha_quality`` lines of ``benchmarks/standin_quality.py score``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per dataset and α: ``n`` seeds, ``mean`` and ``sd`` of ``metric`` in %.
+    """
+    scores = pd.DataFrame([r for r in rows if r.get("kind") == "alpha_quality"])
+    if scores.empty:
+        return pd.DataFrame(columns=["dataset", "alpha", "n", "mean", "sd"])
+    scores = scores.assign(score=100 * scores[metric])
+    return (scores.groupby(["dataset", "alpha"]).score
+            .agg(n="size", mean="mean", sd=lambda s: s.std(ddof=1)).reset_index())
