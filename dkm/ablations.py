@@ -25,7 +25,7 @@ import functools
 import math
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
@@ -1089,6 +1089,57 @@ def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "htm
     return shown[list(columns)]
 
 
+def _method_snapshots(snapshots_dir: str | os.PathLike[str], dataset: str, seed: int,
+                      method: str, variants: str) -> Iterator[tuple[str, Any]]:
+    """``(label, snapshot)`` of the protocol's snapshot, then the variants', that trained
+    ``method`` (see :func:`embedding_norm_curves`); an error when two have the same label."""
+    from dkm.snapshots import load_snapshot
+
+    folder = Path(snapshots_dir)
+    labels: set[str] = set()
+    for path in [folder / f"{dataset}-{seed}.npz",
+                 *sorted(folder.glob(f"{dataset}-{seed}-{method}-{variants}.npz"))]:
+        if not path.exists():
+            continue
+        snapshot = load_snapshot(path)
+        if method not in snapshot.history:
+            continue
+        label = describe(snapshot.meta.get("overrides", {}).get(method, {}))
+        if label in labels:
+            raise ValueError(f"two snapshots of {dataset}, seed {seed} are both {label!r}")
+        labels.add(label)
+        yield label, snapshot
+
+
+def final_assignment(snapshots_dir: str | os.PathLike[str], dataset: str, seed: int,
+                     method: str = "dkm-p", variants: str = "alpha-*") -> pd.DataFrame:
+    """How hard each snapshot's assignment is when its training ends, and how many clusters it uses.
+
+    For the protocol's snapshot and its variants' (as :func:`embedding_norm_curves` finds
+    them), at the run's last α (its ``alpha`` curve): :func:`assignment_sharpness` of the
+    final embedding, with each cluster's mean as its representative, and the number of
+    clusters among the snapshot's sampled points.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by the snapshots' labels (:func:`describe`): ``alpha``, ``largest_weight``,
+        ``clusters_used``, ``embedding_norm`` (the last epoch's); empty without snapshots.
+    """
+    rows = {}
+    for label, snapshot in _method_snapshots(snapshots_dir, dataset, seed, method, variants):
+        history = snapshot.history[method]
+        alpha = float(history["alpha"][-1])
+        labels = snapshot.labels[method]
+        rows[label] = {"alpha": alpha,
+                       "largest_weight": float(assignment_sharpness(
+                           snapshot.embeddings[method], labels, [alpha])[alpha]),
+                       "clusters_used": int(np.unique(labels).size),
+                       "embedding_norm": float(history["embedding_norm"][-1])}
+    return pd.DataFrame.from_dict(
+        rows, orient="index", columns=["alpha", "largest_weight", "clusters_used", "embedding_norm"])
+
+
 def embedding_norm_curves(snapshots_dir: str | os.PathLike[str], dataset: str, seed: int,
                           method: str = "dkm-p", variants: str = "decay-*",
                           ) -> tuple[dict[str, np.ndarray], int]:
@@ -1131,22 +1182,9 @@ def embedding_norm_curves(snapshots_dir: str | os.PathLike[str], dataset: str, s
         When the snapshots' pretrainings differ in length, or two snapshots
         have the same switches.
     """
-    from dkm.snapshots import load_snapshot
-
-    folder = Path(snapshots_dir)
-    paths = [folder / f"{dataset}-{seed}.npz",
-             *sorted(folder.glob(f"{dataset}-{seed}-{method}-{variants}.npz"))]
     curves: dict[str, np.ndarray] = {}
     lengths: set[int] = set()
-    for path in paths:
-        if not path.exists():
-            continue
-        snapshot = load_snapshot(path)
-        if method not in snapshot.history:
-            continue
-        label = describe(snapshot.meta.get("overrides", {}).get(method, {}))
-        if label in curves:
-            raise ValueError(f"two snapshots of {dataset}, seed {seed} are both {label!r}")
+    for label, snapshot in _method_snapshots(snapshots_dir, dataset, seed, method, variants):
         history = snapshot.history[method]
         pretraining = history.get("pretrain_embedding_norm", np.zeros(0))
         lengths.add(len(pretraining))

@@ -338,6 +338,34 @@ def test_embedding_norm_curves_join_the_pretraining_and_the_training_of_each_sna
     assert list(alpha) == ["protocol", "hard assignment (α → ∞)"]
 
 
+def test_final_assignment_reads_each_run_at_its_last_alpha(tmp_path):
+    labels = np.array([0, 0, 1, 1])
+    embedding = np.array([[-1.1], [-0.9], [0.9], [1.1]])  # cluster means at -1 and +1
+
+    def snapshot(path, alphas, overrides=None, used=labels):
+        meta = {"dataset": "usps", "seed": 8905, "methods": ["dkm-p"],
+                **({"overrides": {"dkm-p": overrides}} if overrides else {})}
+        history = {"embedding_norm": np.array([2.0, 1.5]), "alpha": np.asarray(alphas, float),
+                   "loss": np.zeros(2)}
+        write_snapshot(path, Snapshot(meta, np.arange(4), labels, {"dkm-p": embedding},
+                                      {"dkm-p": used}, {"dkm-p": history}))
+
+    assert ablations.final_assignment(tmp_path, "usps", 8905).empty
+    snapshot(tmp_path / "usps-8905.npz", [1000.0, 1000.0])
+    snapshot(tmp_path / "usps-8905-dkm-p-alpha-1.npz", [1.0, 1.0],
+             {"schedule": {"alphas": [1.0], "epochs_per_alpha": 100}},  # as save_snapshot writes it
+             used=np.zeros(4, int))
+    table = ablations.final_assignment(tmp_path, "usps", 8905)
+    assert list(table.index) == ["protocol", "α = 1 for 100 epochs"]
+    assert table.loc["protocol", "alpha"] == 1000.0
+    assert table.loc["protocol", "largest_weight"] == pytest.approx(1.0)
+    assert table.loc["protocol", "clusters_used"] == 2
+    assert table.loc["protocol", "embedding_norm"] == 1.5
+    # one cluster: its only representative takes every point's whole weight
+    assert table.loc["α = 1 for 100 epochs", "clusters_used"] == 1
+    assert table.loc["α = 1 for 100 epochs", "largest_weight"] == pytest.approx(1.0)
+
+
 def test_embedding_norm_curves_refuse_pretrainings_of_different_lengths(tmp_path):
     _norm_snapshot(tmp_path / "usps-8905.npz", [5, 4], [3])
     _norm_snapshot(tmp_path / "usps-8905-dkm-p-decay-1.npz", None, [2], {"weight_decay": 1e-4})
