@@ -56,7 +56,7 @@ import platform
 import time
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import jax
 import jax.numpy as jnp
@@ -102,8 +102,9 @@ def _dense_stack(h: jax.Array, params: list[jax.Array]) -> jax.Array:
 
 
 def per_replica_loss(trainable: dict, x: jax.Array, lam: jax.Array,
-                     alpha: float) -> jax.Array:
-    """Mean loss over the batch of each replica, ``(S,)``; ``x`` is ``(S, B, d)``."""
+                     alpha: float | jax.Array) -> jax.Array:
+    """Mean loss over the batch of each replica, ``(S,)``; ``x`` is ``(S, B, d)``; ``alpha`` is
+    one number, or one per replica ``(S,)``."""
     params = trainable["params"]
     half = len(params) // 2
     h = _dense_stack(x, params[:half])
@@ -113,7 +114,8 @@ def per_replica_loss(trainable: dict, x: jax.Array, lam: jax.Array,
         diff = h[:, :, None, :] - trainable["representatives"][:, None, :, :]
         distances = jnp.sum(jnp.square(diff), axis=-1)
         shifted = distances - jnp.min(distances, axis=-1, keepdims=True)
-        weights = jnp.exp(-alpha * shifted)
+        weights = jnp.exp(-(alpha if isinstance(alpha, float)
+                            else jnp.reshape(alpha, (-1, 1, 1))) * shifted)
         weights = weights / jnp.sum(weights, axis=-1, keepdims=True)
         loss = loss + lam[:, None] * jnp.sum(distances * weights, axis=-1)
     return jnp.mean(loss, axis=1)
@@ -153,12 +155,17 @@ def _step(state: dict, indices: jax.Array, data: jax.Array, lam: jax.Array, alph
     return {"trainable": trainable, "m": m, "v": v, "t": t}, losses
 
 
-def epoch_function(alpha: float, precision: str) -> Callable:
-    """A compiled epoch: ``(state, data, batches (S, steps, B), lam) -> (state, mean losses)``."""
-    def epoch(state, data, batches, lam):
+def epoch_function(alpha: float | None, precision: str) -> Callable:
+    """A compiled epoch: ``(state, data, batches (S, steps, B), lam) -> (state, mean losses)``.
+
+    With ``alpha`` None, α is a fifth argument instead, one value per replica ``(S,)``, which
+    may change from call to call without a new compilation.
+    """
+    def epoch(state, data, batches, lam, alphas=None):
         with jax.default_matmul_precision(precision):
             state, losses = jax.lax.scan(
-                partial(_step, data=data, lam=lam, alpha=alpha), state,
+                partial(_step, data=data, lam=lam, alpha=alphas if alpha is None else alpha),
+                state,
                 jnp.swapaxes(batches, 0, 1))
         return state, jnp.mean(losses, axis=0)
     return jax.jit(epoch, donate_argnums=0)
@@ -425,14 +432,21 @@ def quality_run(path: str, replicas: int, precision: str) -> tuple[dict, np.ndar
             clusters)
 
 
-def alpha_runs(path: str, replicas: int, alphas: list[float]) -> list[tuple[dict, np.ndarray]]:
+def alpha_runs(path: str, replicas: int, alphas: list[float],
+               rescaled: bool = False) -> Iterator[tuple[dict, np.ndarray]]:
     """DKM^p at each constant α from one pretrained start, with per-epoch curves (float32).
 
     Every α starts from the same pretrained network and k-means++ centres and sees the same
     minibatches, so that the runs of a replica differ by α alone. After each of the 100
     epochs, the curves read every point's embedding: its mean norm ``‖h(x)‖`` and the mean
     largest weight ``max_k G_k(h, α)`` of the paper's softmax at the run's α and current
-    representatives (1: hard; 1/K: uniform). Returns, per α, its row (curves ``(S, 100)``)
+    representatives (1: hard; 1/K: uniform).
+
+    With ``rescaled``, each replica's α is multiplied before each epoch by ``(n₀ / n)²``,
+    ``n₀`` the mean norm of its pretrained embedding and ``n`` the one after the previous
+    epoch: the squared distances shrink with the embedding, and the rescaled α keeps their
+    product, hence the assignment's hardness, as it was when the training started.
+    Yields, per α as it ends, its row (curves ``(S, 100)``, with the α used in each epoch)
     and its clusters.
     """
     data, n_clusters, lam_value = load_real_data(path)
@@ -440,30 +454,37 @@ def alpha_runs(path: str, replicas: int, alphas: list[float]) -> list[tuple[dict
     state, centres, pretrain_s, kmeans_s = pretrained_start(
         data, n_clusters, lam, "float32", np.random.default_rng(3))
     embed = _embedder(data, replicas, "float32")
-    results = []
+    start_norm = np.linalg.norm(embed(state["trainable"]), axis=-1).mean(axis=1)
     for alpha in alphas:
         start = time.perf_counter()
         run = with_representatives(jax.tree_util.tree_map(jnp.copy, state), jnp.asarray(centres))
-        epoch, rng = epoch_function(alpha, "float32"), np.random.default_rng(4)
-        norms, largest = [], []
+        epoch, rng = epoch_function(None, "float32"), np.random.default_rng(4)
+        norm = start_norm
+        norms, largest, used = [], [], []
         for _ in range(DKM_EPOCHS):
-            run, _ = epoch(run, data, permutation_batches(rng, replicas, data.shape[0]), lam)
+            epoch_alpha = alpha * (start_norm / norm) ** 2 if rescaled else np.full(replicas, alpha)
+            run, _ = epoch(run, data, permutation_batches(rng, replicas, data.shape[0]), lam,
+                           jnp.asarray(epoch_alpha, jnp.float32))
             embedding = embed(run["trainable"])
+            norm = np.linalg.norm(embedding, axis=-1).mean(axis=1)
+            now = alpha * (start_norm / norm) ** 2 if rescaled else np.full(replicas, alpha)
             representatives = np.asarray(run["trainable"]["representatives"])
             distances = np.maximum(
                 np.sum(embedding ** 2, -1)[..., None] + np.sum(representatives ** 2, -1)[:, None]
                 - 2 * np.einsum("snp,skp->snk", embedding, representatives), 0)
-            weights = np.exp(-alpha * (distances - distances.min(axis=-1, keepdims=True)))
-            norms.append(np.linalg.norm(embedding, axis=-1).mean(axis=1))
+            weights = np.exp(-now[:, None, None]
+                             * (distances - distances.min(axis=-1, keepdims=True)))
+            norms.append(norm)
             largest.append((weights.max(axis=-1) / weights.sum(axis=-1)).mean(axis=1))
-        results.append((
-            {"kind": "alpha_run", "data": path, "alpha": alpha, "replicas": replicas,
-             "precision": "float32", "pretraining_s": pretrain_s, "kmeans_s": kmeans_s,
-             "dkm_s": time.perf_counter() - start,
+            used.append(epoch_alpha)
+        yield (
+            {"kind": "alpha_run", "data": path, "alpha": alpha, "rescaled": rescaled,
+             "replicas": replicas, "precision": "float32", "pretraining_s": pretrain_s,
+             "kmeans_s": kmeans_s, "dkm_s": time.perf_counter() - start,
              "embedding_norm": np.stack(norms, axis=1).tolist(),
-             "largest_weight": np.stack(largest, axis=1).tolist()},
-            nearest_representative(embedding, representatives)))
-    return results
+             "largest_weight": np.stack(largest, axis=1).tolist(),
+             "alpha_used": np.stack(used, axis=1).tolist()},
+            nearest_representative(embedding, representatives))
 
 
 def emit(row: dict) -> None:
@@ -487,6 +508,8 @@ def main() -> None:
     parser.add_argument("--alpha", nargs="*", type=float, default=[], metavar="α",
                         help="with --alpha-data: DKM^p at these constant α (float32, largest S)")
     parser.add_argument("--alpha-data", help="real data (standin_quality.py pack) for --alpha")
+    parser.add_argument("--rescale-alpha", action="store_true",
+                        help="with --alpha: rescale each α as the embedding shrinks (alpha_runs)")
     parser.add_argument("--out", default=".", help="folder of the clusters of --quality, --alpha")
     args = parser.parse_args()
 
@@ -523,8 +546,10 @@ def main() -> None:
             np.save(Path(args.out) / name, clusters)
             emit({**row, "clusters": name})
     if args.alpha:
-        for row, clusters in alpha_runs(args.alpha_data, max(args.replicas), args.alpha):
-            name = f"{Path(args.alpha_data).stem}-alpha-{row['alpha']:g}.npy"
+        for row, clusters in alpha_runs(args.alpha_data, max(args.replicas), args.alpha,
+                                        args.rescale_alpha):
+            name = (f"{Path(args.alpha_data).stem}-alpha-{row['alpha']:g}"
+                    f"{'-rescaled' * args.rescale_alpha}.npy")
             np.save(Path(args.out) / name, clusters)
             emit({**row, "clusters": name})
 

@@ -4,7 +4,8 @@
 ``gpu_standin.py`` divides by 255 back to the package's values; 20NEWS's tf-idf as its nonzeros),
 the number of clusters and the paper's λ of DKM^p. ``score`` reads the ``quality_run`` and
 ``alpha_run`` rows that ``gpu_standin.py`` printed and the clusters it saved, and prints one JSON
-line per run and seed (``quality``, or ``alpha_quality`` with its α): ACC, NMI and ARI on the
+line per run and seed (``quality``, or ``alpha_quality`` with its α and whether it was
+rescaled): ACC, NMI and ARI on the
 protocol's test part (``dkm.splits``, as the records are scored).
 
     .venv/bin/python benchmarks/standin_quality.py pack mnist .device/quality-mnist.npz
@@ -56,7 +57,7 @@ def score(output: str, clusters_dir: str, dataset: str) -> None:
         for replica, labels in enumerate(clusters):
             print(json.dumps({"kind": kinds[row["kind"]], "dataset": dataset,
                               "precision": row["precision"],
-                              **({"alpha": row["alpha"]} if "alpha" in row else {}),
+                              **{key: row[key] for key in ("alpha", "rescaled") if key in row},
                               "replica": replica, **evaluate(data.y[test], labels[test])}))
 
 

@@ -14,8 +14,8 @@ from dkm.analysis import (
     on_paper_dataset, paired_difference, paper_tradeoff, progress, protocol_gap, rerun_gaps,
     search_curves, search_records, search_summary, seed_scores, standin_alpha_curves,
     standin_alpha_scores, standin_check_error, standin_precision_effect, standin_ratio_range,
-    standin_runs, standin_same_errors, standin_spread, standin_throughput, variant_effect,
-    verdict_grid,
+    standin_rescaling_effect, standin_runs, standin_same_errors, standin_spread,
+    standin_throughput, variant_effect, verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
 
@@ -320,12 +320,15 @@ def test_standin_alpha_curves_average_each_epoch_over_the_seeds():
             {"kind": "alpha_run", "alpha": 10.0, "embedding_norm": [[1.0, 0.5], [3.0, 1.5]],
              "largest_weight": [[0.9, 0.4], [0.7, 0.2]]},
             {"kind": "alpha_run", "alpha": 1000.0, "embedding_norm": [[2.0, 2.0], [2.0, 2.0]],
-             "largest_weight": [[1.0, 1.0], [1.0, 0.8]]}]
-    curves = standin_alpha_curves(rows).set_index(["alpha", "epoch"])
-    assert curves.loc[(10.0, 1), "embedding_norm"] == pytest.approx(2.0)
-    assert curves.loc[(10.0, 2), "largest_weight"] == pytest.approx(0.3)
-    assert curves.loc[(1000.0, 2), "largest_weight"] == pytest.approx(0.9)
-    assert len(curves) == 4
+             "largest_weight": [[1.0, 1.0], [1.0, 0.8]]},
+            {"kind": "alpha_run", "alpha": 10.0, "rescaled": True,
+             "embedding_norm": [[1.0, 0.5]], "largest_weight": [[0.9, 0.9]]}]
+    curves = standin_alpha_curves(rows).set_index(["alpha", "rescaled", "epoch"])
+    assert curves.loc[(10.0, False, 1), "embedding_norm"] == pytest.approx(2.0)
+    assert curves.loc[(10.0, False, 2), "largest_weight"] == pytest.approx(0.3)
+    assert curves.loc[(1000.0, False, 2), "largest_weight"] == pytest.approx(0.9)
+    assert curves.loc[(10.0, True, 2), "largest_weight"] == pytest.approx(0.9)
+    assert len(curves) == 6
     assert standin_alpha_curves([{"kind": "device"}]).empty
 
 
@@ -334,11 +337,34 @@ def test_standin_alpha_scores_summarise_each_alpha_over_its_seeds():
              "acc": acc, "nmi": 0.1}
             for alpha, accs in ((1.0, [0.10, 0.20]), (1000.0, [0.50, 0.54, 0.52]))
             for replica, acc in enumerate(accs)]
-    table = standin_alpha_scores(rows + [{"kind": "quality"}]).set_index("alpha")
-    assert table.loc[1.0, "n"] == 2 and table.loc[1000.0, "n"] == 3
-    assert table.loc[1.0, "mean"] == pytest.approx(15.0)
-    assert table.loc[1000.0, "sd"] == pytest.approx(2.0)
+    rescaled = {"kind": "alpha_quality", "dataset": "20news", "alpha": 1.0, "rescaled": True,
+                "replica": 0, "acc": 0.4, "nmi": 0.1}
+    table = standin_alpha_scores(rows + [rescaled, {"kind": "quality"}]).set_index(
+        ["alpha", "rescaled"])
+    assert table.loc[(1.0, False), "n"] == 2 and table.loc[(1000.0, False), "n"] == 3
+    assert table.loc[(1.0, False), "mean"] == pytest.approx(15.0)
+    assert table.loc[(1000.0, False), "sd"] == pytest.approx(2.0)
+    assert table.loc[(1.0, True), "mean"] == pytest.approx(40.0)
     assert standin_alpha_scores([]).empty
+
+
+def test_standin_rescaling_effect_pairs_each_rescaled_seed_with_its_constant_run():
+    def score(alpha, rescaled, replica, acc):
+        return {"kind": "alpha_quality", "dataset": "20news", "alpha": alpha,
+                "rescaled": rescaled, "replica": replica, "acc": acc, "nmi": 0.0}
+
+    constant = [score(100.0, False, r, acc) for r, acc in enumerate([0.10, 0.20, 0.30])]
+    rows = constant + [score(100.0, True, r, acc) for r, acc in enumerate([0.50, 0.40, 0.60])]
+    effect = standin_rescaling_effect(rows + [score(10.0, False, 0, 0.1)]).set_index("alpha")
+    assert list(effect.index) == [100.0]  # no rescaled run at α = 10
+    assert effect.loc[100.0, "n"] == 3
+    assert effect.loc[100.0, "constant"] == pytest.approx(20.0)
+    assert effect.loc[100.0, "rescaled"] == pytest.approx(50.0)
+    # pairs +40, +20, +30: mean +30, sd 10
+    half = scipy.stats.t.ppf(0.975, 2) * 10 / math.sqrt(3)
+    assert effect.loc[100.0, "difference"] == pytest.approx(30.0)
+    assert effect.loc[100.0, "low"] == pytest.approx(30.0 - half)
+    assert standin_rescaling_effect(constant).empty
 
 
 def test_standin_ratio_range_spans_the_shapes_and_phases_of_a_precision():

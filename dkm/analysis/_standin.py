@@ -130,16 +130,17 @@ def standin_precision_effect(rows: Iterable[Mapping[str, Any]], metric: str = "a
 
 
 def standin_alpha_curves(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """The per-epoch curves of the stand-in's constant-α DKM^p runs, averaged over seeds.
+    """The per-epoch curves of the stand-in's DKM^p runs at each α, averaged over seeds.
 
-    Reads the ``alpha_run`` lines of ``gpu_standin.py --alpha``: for each α, the embedding's
-    mean norm and the softmax's mean largest weight after each epoch, one curve per seed.
+    Reads the ``alpha_run`` lines of ``gpu_standin.py --alpha``: for each α, held constant or
+    rescaled as the embedding shrinks (``--rescale-alpha``), the embedding's mean norm and
+    the softmax's mean largest weight after each epoch, one curve per seed.
 
     Returns
     -------
     pandas.DataFrame
-        One row per α and epoch (from 1): ``alpha``, ``epoch``, ``embedding_norm`` and
-        ``largest_weight``, each the mean over the seeds.
+        One row per α, schedule and epoch (from 1): ``alpha``, ``rescaled``, ``epoch``,
+        ``embedding_norm`` and ``largest_weight``, each the mean over the seeds.
     """
     frames = []
     for row in rows:
@@ -147,26 +148,64 @@ def standin_alpha_curves(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             continue
         norms, weights = np.asarray(row["embedding_norm"]), np.asarray(row["largest_weight"])
         frames.append(pd.DataFrame({"alpha": float(row["alpha"]),
+                                    "rescaled": bool(row.get("rescaled", False)),
                                     "epoch": np.arange(1, norms.shape[1] + 1),
                                     "embedding_norm": norms.mean(axis=0),
                                     "largest_weight": weights.mean(axis=0)}))
-    columns = ["alpha", "epoch", "embedding_norm", "largest_weight"]
+    columns = ["alpha", "rescaled", "epoch", "embedding_norm", "largest_weight"]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
 def standin_alpha_scores(rows: Iterable[Mapping[str, Any]], metric: str = "acc") -> pd.DataFrame:
-    """The stand-in's constant-α DKM^p scores: mean and sd over its seeds, by dataset and α.
+    """The stand-in's DKM^p scores at each α: mean and sd over its seeds.
 
     Reads the ``alpha_quality`` lines of ``benchmarks/standin_quality.py score``.
 
     Returns
     -------
     pandas.DataFrame
-        One row per dataset and α: ``n`` seeds, ``mean`` and ``sd`` of ``metric`` in %.
+        One row per dataset, α and schedule (``rescaled``: False for a constant α): ``n``
+        seeds, ``mean`` and ``sd`` of ``metric`` in %.
     """
-    scores = pd.DataFrame([r for r in rows if r.get("kind") == "alpha_quality"])
+    scores = pd.DataFrame([{"rescaled": False, **r} for r in rows
+                           if r.get("kind") == "alpha_quality"])
     if scores.empty:
-        return pd.DataFrame(columns=["dataset", "alpha", "n", "mean", "sd"])
+        return pd.DataFrame(columns=["dataset", "alpha", "rescaled", "n", "mean", "sd"])
     scores = scores.assign(score=100 * scores[metric])
-    return (scores.groupby(["dataset", "alpha"]).score
+    return (scores.groupby(["dataset", "alpha", "rescaled"]).score
             .agg(n="size", mean="mean", sd=lambda s: s.std(ddof=1)).reset_index())
+
+
+def standin_rescaling_effect(rows: Iterable[Mapping[str, Any]],
+                             metric: str = "acc") -> pd.DataFrame:
+    """What rescaling α as the embedding shrinks does to the stand-in's DKM^p, seed by seed.
+
+    Pairs each ``alpha_quality`` score of a rescaled run with the same seed's (replica's) run
+    at that α held constant: both start from the same pretrained network and centres and see
+    the same minibatches.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per dataset and rescaled α: ``n`` pairs, ``constant`` and ``rescaled`` (mean
+        of ``metric`` in %), ``difference`` (rescaled minus constant), ``low`` and ``high`` (its
+        95 % t interval, in points).
+    """
+    from dkm.analysis._paired import paired_difference
+
+    columns = ["dataset", "alpha", "n", "constant", "rescaled", "difference", "low", "high"]
+    scores = pd.DataFrame([{"rescaled": False, **r} for r in rows
+                           if r.get("kind") == "alpha_quality"])
+    if scores.empty or not scores.rescaled.any():
+        return pd.DataFrame(columns=columns)
+    scores = scores.assign(score=100 * scores[metric])
+    table = []
+    for (dataset, alpha), runs in scores[scores.rescaled].groupby(["dataset", "alpha"]):
+        constant = scores[(scores.dataset == dataset) & (scores.alpha == alpha)
+                          & ~scores.rescaled].set_index("replica").score
+        rescaled = runs.set_index("replica").score
+        difference, low, high, n = paired_difference(rescaled, constant)
+        table.append({"dataset": dataset, "alpha": alpha, "n": n,
+                      "constant": constant.mean(), "rescaled": rescaled.mean(),
+                      "difference": difference, "low": low, "high": high})
+    return pd.DataFrame(table, columns=columns)
