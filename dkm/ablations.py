@@ -818,6 +818,24 @@ def pretrained_sharpness(snapshots_dir: str | os.PathLike[str], dataset: str, se
     pandas.Series
         As :func:`assignment_sharpness`; empty when no snapshot has AE-KM.
     """
+    pretrained = pretrained_embedding(snapshots_dir, dataset, seed)
+    if pretrained is None:
+        return pd.Series(dtype=float, name="largest weight").rename_axis("alpha")
+    return assignment_sharpness(*pretrained, alphas)
+
+
+def pretrained_embedding(snapshots_dir: str | os.PathLike[str], dataset: str,
+                         seed: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """AE-KM's embedding and clusters of a seed: where DKM^p's fine-tuning starts.
+
+    Read from the snapshot ``<dataset>-<seed>.npz`` or ``<dataset>-<seed>-ae-km.npz``,
+    the first that has AE-KM (the snapshot's sampled points only).
+
+    Returns
+    -------
+    (embedding, labels) or None
+        ``(n_points, p)`` and ``(n_points,)``; None when no snapshot has AE-KM.
+    """
     from dkm.snapshots import load_snapshot
 
     folder = Path(snapshots_dir)
@@ -825,9 +843,8 @@ def pretrained_sharpness(snapshots_dir: str | os.PathLike[str], dataset: str, se
         if path.exists():
             snapshot = load_snapshot(path)
             if "ae-km" in snapshot.embeddings:
-                return assignment_sharpness(snapshot.embeddings["ae-km"],
-                                            snapshot.labels["ae-km"], alphas)
-    return pd.Series(dtype=float, name="largest weight").rename_axis("alpha")
+                return snapshot.embeddings["ae-km"], snapshot.labels["ae-km"]
+    return None
 
 
 def hard_from_start(snapshots_dir: str | os.PathLike[str], datasets: Iterable[str],
@@ -1117,15 +1134,19 @@ def final_assignment(snapshots_dir: str | os.PathLike[str], dataset: str, seed: 
 
     For the protocol's snapshot and its variants' (as :func:`embedding_norm_curves` finds
     them), at the run's last α (its ``alpha`` curve): :func:`assignment_sharpness` of the
-    final embedding, with each cluster's mean as its representative, and the number of
-    clusters among the snapshot's sampled points.
+    final embedding, with each cluster's mean as its representative, the number of
+    clusters among the snapshot's sampled points, and the final embedding's
+    :func:`dkm.annealing.critical_alpha`.
 
     Returns
     -------
     pandas.DataFrame
         Indexed by the snapshots' labels (:func:`describe`): ``alpha``, ``largest_weight``,
-        ``clusters_used``, ``embedding_norm`` (the last epoch's); empty without snapshots.
+        ``clusters_used``, ``embedding_norm`` (the last epoch's) and ``critical_alpha``;
+        empty without snapshots.
     """
+    from dkm.annealing import critical_alpha
+
     rows = {}
     for label, snapshot in _method_snapshots(snapshots_dir, dataset, seed, method, variants):
         history = snapshot.history[method]
@@ -1135,9 +1156,10 @@ def final_assignment(snapshots_dir: str | os.PathLike[str], dataset: str, seed: 
                        "largest_weight": float(assignment_sharpness(
                            snapshot.embeddings[method], labels, [alpha])[alpha]),
                        "clusters_used": int(np.unique(labels).size),
-                       "embedding_norm": float(history["embedding_norm"][-1])}
-    return pd.DataFrame.from_dict(
-        rows, orient="index", columns=["alpha", "largest_weight", "clusters_used", "embedding_norm"])
+                       "embedding_norm": float(history["embedding_norm"][-1]),
+                       "critical_alpha": critical_alpha(snapshot.embeddings[method])}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=[
+        "alpha", "largest_weight", "clusters_used", "embedding_norm", "critical_alpha"])
 
 
 def embedding_norm_curves(snapshots_dir: str | os.PathLike[str], dataset: str, seed: int,

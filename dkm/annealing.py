@@ -8,7 +8,9 @@ number of epochs. The paper uses two:
 * DKM^p, :func:`constant`: alpha = 1000 for 100 epochs after pretraining.
 
 :func:`custom` wraps any user-given sequence, and :meth:`Schedule.scale`
-shortens a schedule for quick runs.
+shortens a schedule for quick runs. :func:`critical_alpha` gives, for an
+embedding, the α below which the clustering term keeps every representative
+merged at the embedding's mean.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-__all__ = ["Schedule", "paper_annealing", "constant", "custom"]
+__all__ = ["Schedule", "paper_annealing", "constant", "custom", "critical_alpha"]
 
 
 def _check_epochs(value: int, name: str) -> int:
@@ -247,3 +249,29 @@ def custom(alphas: Iterable[float], epochs_per_alpha: int = 1) -> Schedule:
         >= 0, or if ``epochs_per_alpha`` is not a positive integer.
     """
     return Schedule(alphas, epochs_per_alpha)
+
+
+def critical_alpha(embedding: np.ndarray) -> float:
+    """The α below which merged representatives are a stable minimum of the clustering term.
+
+    With the embedding ``H`` held fixed and every representative at its mean,
+    the clustering term ``(1/N) Σ_x Σ_k f(h, r_k) G_k(h, α)`` (squared Euclidean
+    ``f``) has, to second order in the representatives' offsets, the curvature
+    ``I − 4 α Σ``, ``Σ`` the embedding's covariance: the merged configuration is
+    stable while ``α < α_c = 1 / (4 λ_max(Σ))`` (chapter 4 of the book).
+
+    Parameters
+    ----------
+    embedding : numpy.ndarray
+        Points ``(N, p)``, ``N >= 2``.
+
+    Returns
+    -------
+    float
+        ``α_c``; it grows as the embedding shrinks (as the inverse of its variance).
+    """
+    embedding = np.asarray(embedding, dtype=np.float64)
+    if embedding.ndim != 2 or embedding.shape[0] < 2:
+        raise ValueError(f"expected points (N, p) with N >= 2, got shape {embedding.shape}")
+    covariance = np.atleast_2d(np.cov(embedding.T, bias=True))
+    return float(1 / (4 * np.linalg.eigvalsh(covariance).max()))

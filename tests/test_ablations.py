@@ -361,6 +361,7 @@ def test_final_assignment_reads_each_run_at_its_last_alpha(tmp_path):
     assert table.loc["protocol", "largest_weight"] == pytest.approx(1.0)
     assert table.loc["protocol", "clusters_used"] == 2
     assert table.loc["protocol", "embedding_norm"] == 1.5
+    assert table.loc["protocol", "critical_alpha"] == pytest.approx(1 / (4 * embedding.var()))
     # one cluster: its only representative takes every point's whole weight
     assert table.loc["α = 1 for 100 epochs", "clusters_used"] == 1
     assert table.loc["α = 1 for 100 epochs", "largest_weight"] == pytest.approx(1.0)
@@ -700,9 +701,11 @@ def test_pretrained_sharpness_reads_ae_km_from_either_snapshot(tmp_path):
                         {m: {} for m in methods})
 
     assert ablations.pretrained_sharpness(tmp_path, "usps", 1).empty
+    assert ablations.pretrained_embedding(tmp_path, "usps", 1) is None
     write_snapshot(tmp_path / "usps-1.npz", snapshot(["dkm-p"]))
     assert ablations.pretrained_sharpness(tmp_path, "usps", 1).empty
     write_snapshot(tmp_path / "usps-1-ae-km.npz", snapshot(["ae-km"]))
+    assert ablations.pretrained_embedding(tmp_path, "usps", 1)[1].tolist() == labels.tolist()
     read = ablations.pretrained_sharpness(tmp_path, "usps", 1, alphas=[1.0])
     assert read[1.0] == pytest.approx(ablations.assignment_sharpness(embedding, labels, [1.0])[1.0])
 

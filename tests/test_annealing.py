@@ -171,3 +171,36 @@ def test_bad_constant_alpha(alpha) -> None:
 def test_bad_scale_factor(factor) -> None:
     with pytest.raises(ValueError, match=r"factor must be a finite number > 0"):
         paper_annealing().scale(factor)
+
+
+def test_critical_alpha_is_a_quarter_of_the_inverse_largest_variance() -> None:
+    from dkm.annealing import critical_alpha
+
+    rng = np.random.default_rng(0)
+    points = rng.normal(size=(2000, 2)) * [2.0, 1.0]
+    variance = np.cov(points.T, bias=True)
+    assert critical_alpha(points) == pytest.approx(1 / (4 * np.linalg.eigvalsh(variance).max()))
+    assert critical_alpha(points / 10) == pytest.approx(100 * critical_alpha(points))
+    assert critical_alpha(points[:, :1]) == pytest.approx(1 / (4 * points[:, 0].var()))
+    with pytest.raises(ValueError, match="expected points"):
+        critical_alpha(points[:1])
+
+
+def test_merged_representatives_split_only_above_the_critical_alpha() -> None:
+    # Two representatives at the mean of 1-D points, moved apart by ±δ: the clustering term
+    # rises (merged is stable) below α_c and falls (they separate) above it.
+    from dkm.annealing import critical_alpha
+    from dkm.losses import dkm_clustering_term
+
+    points = np.random.default_rng(1).normal(size=(4000, 1))
+    alpha_c = critical_alpha(points)
+
+    def clustering(alpha, delta):
+        mean = points.mean()
+        representatives = np.array([[[mean + delta], [mean - delta]]])
+        distances = (points[None, :, None, 0] - representatives[:, None, :, 0]) ** 2
+        return float(np.mean(dkm_clustering_term(distances, alpha)))
+
+    for factor, stable in ((0.8, True), (1.2, False)):
+        change = clustering(factor * alpha_c, 0.05) - clustering(factor * alpha_c, 0.0)
+        assert (change > 0) == stable
