@@ -339,7 +339,8 @@ def kmeans(points: np.ndarray, n_clusters: int, rng: np.random.Generator, n_init
         centres = points[[rng.integers(len(points))]]
         nearest = distances_to(centres)[:, 0]
         for _ in range(1, n_clusters):
-            centres = np.vstack([centres, points[rng.choice(len(points), p=nearest / nearest.sum())]])
+            chosen = rng.choice(len(points), p=nearest / nearest.sum())
+            centres = np.vstack([centres, points[chosen]])
             nearest = np.minimum(nearest, distances_to(centres[-1:])[:, 0])
         for _ in range(max_iter):
             members = np.eye(n_clusters)[np.argmin(distances_to(centres), axis=1)]

@@ -57,7 +57,7 @@ Evaluation, the protocol and its results:
 ``dkm.analysis._coverage``   how many seeds each dataset and method has run.
 ``dkm.analysis._variants``   a data variant's runs under its paper dataset, and its effect.
 ``dkm.analysis._checks``     the runs of the benchmarks' check scripts and their gaps.
-``dkm.analysis._standin``    the GPU stand-in's output as tables: throughput, whole runs, precision, α.
+``dkm.analysis._standin``    the GPU stand-in's output as tables: throughput, runs, precision, α.
 ``dkm.figures``              figures drawn from records (the λ line search's curves).
 ``dkm.ablations``            the ablation studies, a run's switches and their effect against the
                              protocol's runs.
