@@ -4,9 +4,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.stats
 import pandas as pd
 import pytest
+import scipy.stats
 
 from dkm import paper
 from dkm.analysis import (

@@ -95,6 +95,21 @@ def standin_same_errors(rows: Iterable[Mapping[str, Any]], precision: str,
     return bool(first) and first == errors(other)
 
 
+def _score_frame(rows: Iterable[Mapping[str, Any]], kind: str, metric: str) -> pd.DataFrame:
+    """The ``kind`` lines of ``standin_quality.py score`` as a frame, with ``score`` (``metric``
+    in %) and ``rescaled`` (False where a line does not say); empty when there is none."""
+    frame = pd.DataFrame([{"rescaled": False, **r} for r in rows if r.get("kind") == kind])
+    return frame.assign(score=100 * frame[metric]) if len(frame) else frame
+
+
+def _paired_by_replica(runs: pd.DataFrame,
+                       against: pd.DataFrame) -> tuple[float, float, float, int]:
+    """:func:`~dkm.analysis.paired_difference` of two sets of runs' scores, replica by replica."""
+    from dkm.analysis._paired import paired_difference
+
+    return paired_difference(runs.set_index("replica").score, against.set_index("replica").score)
+
+
 def standin_precision_effect(rows: Iterable[Mapping[str, Any]], metric: str = "acc",
                              reference: str = "float32") -> pd.DataFrame:
     """The stand-in's DKM^p scores by matmul precision, each seed against ``reference``'s.
@@ -110,21 +125,17 @@ def standin_precision_effect(rows: Iterable[Mapping[str, Any]], metric: str = "a
         (in %), and for the other precisions ``difference``, ``low`` and ``high``, the mean
         same-replica difference to ``reference`` and its 95 % t interval (in points).
     """
-    from dkm.analysis._paired import paired_difference
-
-    scores = pd.DataFrame([r for r in rows if r.get("kind") == "quality"])
+    scores = _score_frame(rows, "quality", metric)
     columns = ["dataset", "precision", "n", "mean", "sd", "difference", "low", "high"]
     if scores.empty:
         return pd.DataFrame(columns=columns)
-    scores = scores.assign(score=100 * scores[metric])
     table = []
     for (dataset, precision), runs in scores.groupby(["dataset", "precision"], sort=False):
         row = {"dataset": dataset, "precision": precision, "n": len(runs),
                "mean": runs.score.mean(), "sd": runs.score.std(ddof=1)}
         if precision != reference:
             against = scores[(scores.dataset == dataset) & (scores.precision == reference)]
-            row["difference"], row["low"], row["high"], _ = paired_difference(
-                runs.set_index("replica").score, against.set_index("replica").score)
+            row["difference"], row["low"], row["high"], _ = _paired_by_replica(runs, against)
         table.append(row)
     return pd.DataFrame(table, columns=columns)
 
@@ -167,11 +178,9 @@ def standin_alpha_scores(rows: Iterable[Mapping[str, Any]], metric: str = "acc")
         One row per dataset, α and schedule (``rescaled``: False for a constant α): ``n``
         seeds, ``mean`` and ``sd`` of ``metric`` in %.
     """
-    scores = pd.DataFrame([{"rescaled": False, **r} for r in rows
-                           if r.get("kind") == "alpha_quality"])
+    scores = _score_frame(rows, "alpha_quality", metric)
     if scores.empty:
         return pd.DataFrame(columns=["dataset", "alpha", "rescaled", "n", "mean", "sd"])
-    scores = scores.assign(score=100 * scores[metric])
     return (scores.groupby(["dataset", "alpha", "rescaled"]).score
             .agg(n="size", mean="mean", sd=lambda s: s.std(ddof=1)).reset_index())
 
@@ -191,21 +200,16 @@ def standin_rescaling_effect(rows: Iterable[Mapping[str, Any]],
         of ``metric`` in %), ``difference`` (rescaled minus constant), ``low`` and ``high`` (its
         95 % t interval, in points).
     """
-    from dkm.analysis._paired import paired_difference
-
     columns = ["dataset", "alpha", "n", "constant", "rescaled", "difference", "low", "high"]
-    scores = pd.DataFrame([{"rescaled": False, **r} for r in rows
-                           if r.get("kind") == "alpha_quality"])
+    scores = _score_frame(rows, "alpha_quality", metric)
     if scores.empty or not scores.rescaled.any():
         return pd.DataFrame(columns=columns)
-    scores = scores.assign(score=100 * scores[metric])
     table = []
     for (dataset, alpha), runs in scores[scores.rescaled].groupby(["dataset", "alpha"]):
         constant = scores[(scores.dataset == dataset) & (scores.alpha == alpha)
-                          & ~scores.rescaled].set_index("replica").score
-        rescaled = runs.set_index("replica").score
-        difference, low, high, n = paired_difference(rescaled, constant)
+                          & ~scores.rescaled]
+        difference, low, high, n = _paired_by_replica(runs, constant)
         table.append({"dataset": dataset, "alpha": alpha, "n": n,
-                      "constant": constant.mean(), "rescaled": rescaled.mean(),
+                      "constant": constant.score.mean(), "rescaled": runs.score.mean(),
                       "difference": difference, "low": low, "high": high})
     return pd.DataFrame(table, columns=columns)
