@@ -794,10 +794,10 @@ def assignment_sharpness(embedding: np.ndarray, labels: np.ndarray,
                          f"{labels.shape}")
     import tensorflow as tf
 
-    from dkm.losses import soft_assignment
+    from dkm.losses import soft_assignment, squared_euclidean
 
     centers = np.stack([embedding[labels == k].mean(axis=0) for k in np.unique(labels)])
-    distances = tf.constant(((embedding[:, None, :] - centers[None, :, :]) ** 2).sum(axis=-1))
+    distances = squared_euclidean(tf.constant(embedding[None]), tf.constant(centers[None]))[0]
     largest = {float(alpha): float(tf.reduce_mean(tf.reduce_max(
         soft_assignment(distances, float(alpha)), axis=-1))) for alpha in alphas}
     return pd.Series(largest, name="largest weight").rename_axis("alpha")
