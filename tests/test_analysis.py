@@ -355,8 +355,12 @@ def test_standin_rescaling_effect_pairs_each_rescaled_seed_with_its_constant_run
 
     constant = [score(100.0, False, r, acc) for r, acc in enumerate([0.10, 0.20, 0.30])]
     rows = constant + [score(100.0, True, r, acc) for r, acc in enumerate([0.50, 0.40, 0.60])]
-    effect = standin_rescaling_effect(rows + [score(10.0, False, 0, 0.1)]).set_index("alpha")
-    assert list(effect.index) == [100.0]  # no rescaled run at α = 10
+    best = [score(1000.0, False, r, 0.60) for r in range(3)]
+    effect = standin_rescaling_effect(rows + best + [score(10.0, False, 0, 0.1)]).set_index(
+        "alpha")
+    assert list(effect.index) == [100.0]  # no rescaled run at α = 10 or 1000
+    assert effect.loc[100.0, "best_alpha"] == 1000.0
+    assert effect.loc[100.0, "gap_closed"] == pytest.approx(30 / 40)  # of 20 → 60, +30
     assert effect.loc[100.0, "n"] == 3
     assert effect.loc[100.0, "constant"] == pytest.approx(20.0)
     assert effect.loc[100.0, "rescaled"] == pytest.approx(50.0)

@@ -198,9 +198,12 @@ def standin_rescaling_effect(rows: Iterable[Mapping[str, Any]],
     pandas.DataFrame
         One row per dataset and rescaled α: ``n`` pairs, ``constant`` and ``rescaled`` (mean
         of ``metric`` in %), ``difference`` (rescaled minus constant), ``low`` and ``high`` (its
-        95 % t interval, in points).
+        95 % t interval, in points), ``best_alpha``, the constant α with the best mean on the
+        dataset, and ``gap_closed``, the share of the gap between the constant run and that
+        best mean which the rescaling closes.
     """
-    columns = ["dataset", "alpha", "n", "constant", "rescaled", "difference", "low", "high"]
+    columns = ["dataset", "alpha", "n", "constant", "rescaled", "difference", "low", "high",
+               "best_alpha", "gap_closed"]
     scores = _score_frame(rows, "alpha_quality", metric)
     if scores.empty or not scores.rescaled.any():
         return pd.DataFrame(columns=columns)
@@ -209,7 +212,10 @@ def standin_rescaling_effect(rows: Iterable[Mapping[str, Any]],
         constant = scores[(scores.dataset == dataset) & (scores.alpha == alpha)
                           & ~scores.rescaled]
         difference, low, high, n = _paired_by_replica(runs, constant)
+        means = scores[(scores.dataset == dataset) & ~scores.rescaled].groupby("alpha").score.mean()
         table.append({"dataset": dataset, "alpha": alpha, "n": n,
                       "constant": constant.score.mean(), "rescaled": runs.score.mean(),
-                      "difference": difference, "low": low, "high": high})
+                      "difference": difference, "low": low, "high": high,
+                      "best_alpha": means.idxmax(),
+                      "gap_closed": difference / (means.max() - constant.score.mean())})
     return pd.DataFrame(table, columns=columns)
