@@ -460,15 +460,19 @@ def alpha_runs(path: str, replicas: int, alphas: list[float],
         start = time.perf_counter()
         run = with_representatives(jax.tree_util.tree_map(jnp.copy, state), jnp.asarray(centres))
         epoch, rng = epoch_function(None, "float32"), np.random.default_rng(4)
+        def alpha_at(norm):
+            """Each replica's α for the embedding's current mean norm."""
+            return alpha * (start_norm / norm) ** 2 if rescaled else np.full(replicas, alpha)
+
         norm = start_norm
         norms, largest, used = [], [], []
         for _ in range(DKM_EPOCHS):
-            epoch_alpha = alpha * (start_norm / norm) ** 2 if rescaled else np.full(replicas, alpha)
+            epoch_alpha = alpha_at(norm)
             run, _ = epoch(run, data, permutation_batches(rng, replicas, data.shape[0]), lam,
                            jnp.asarray(epoch_alpha, jnp.float32))
             embedding = embed(run["trainable"])
             norm = np.linalg.norm(embedding, axis=-1).mean(axis=1)
-            now = alpha * (start_norm / norm) ** 2 if rescaled else np.full(replicas, alpha)
+            now = alpha_at(norm)
             representatives = np.asarray(run["trainable"]["representatives"])
             distances = np.maximum(
                 np.sum(embedding ** 2, -1)[..., None] + np.sum(representatives ** 2, -1)[:, None]
