@@ -40,11 +40,15 @@ Then it prints one JSON object per line:
 * ``{"kind": "alpha_run", ...}``: with ``--alpha A ... --alpha-data DATA.npz``, DKM^p at each
   constant α from one pretrained start (float32), with per-epoch curves of the embedding's mean
   norm and of the softmax's mean largest weight; clusters to ``<data>-alpha-<α>.npy``.
+* ``{"kind": "tradeoff_run", ...}``: with ``--tradeoff L ... --tradeoff-data DATA.npz ...``,
+  DKM^p at each λ (α = 1000) from one pretrained start per dataset, with the same curves;
+  clusters to ``<data>-tradeoff-<λ>.npy``.
 
     python benchmarks/gpu_standin.py [--check standin-reference.npz] [--shape usps mnist 20news]
         [--replicas 1 10] [--steps 100] [--precision float32 tensorfloat32 bfloat16]
         [--full-run mnist usps] [--quality .device/quality-mnist.npz --out DIR]
         [--alpha 1 10 100 1000 --alpha-data .device/quality-20news.npz --out DIR]
+        [--tradeoff 0.0001 0.01 1 100 --tradeoff-data .device/quality-usps.npz --out DIR]
 
 Needs JAX and NumPy only.
 """
@@ -433,31 +437,32 @@ def quality_run(path: str, replicas: int, precision: str) -> tuple[dict, np.ndar
             clusters)
 
 
-def alpha_runs(path: str, replicas: int, alphas: list[float],
-               rescaled: bool = False) -> Iterator[tuple[dict, np.ndarray]]:
-    """DKM^p at each constant α from one pretrained start, with per-epoch curves (float32).
+def constant_runs(path: str, replicas: int, settings: list[tuple[float, float]],
+                  rescaled: bool = False) -> Iterator[tuple[dict, np.ndarray]]:
+    """DKM^p at each constant ``(α, λ)`` from one pretrained start, with per-epoch curves (float32).
 
-    Every α starts from the same pretrained network and k-means++ centres and sees the same
-    minibatches, so that the runs of a replica differ by α alone. After each of the 100
-    epochs, the curves read every point's embedding: its mean norm ``‖h(x)‖`` and the mean
-    largest weight ``max_k G_k(h, α)`` of the paper's softmax at the run's α and current
+    Every setting starts from the same pretrained network and k-means++ centres and sees the
+    same minibatches, so that the runs of a replica differ by the setting alone. After each of
+    the 100 epochs, the curves read every point's embedding: its mean norm ``‖h(x)‖`` and the
+    mean largest weight ``max_k G_k(h, α)`` of the paper's softmax at the run's α and current
     representatives (1: hard; 1/K: uniform).
 
     With ``rescaled``, each replica's α is multiplied before each epoch by ``(n₀ / n)²``,
     ``n₀`` the mean norm of its pretrained embedding and ``n`` the one after the previous
     epoch: the squared distances shrink with the embedding, and the rescaled α keeps their
     product, hence the assignment's hardness, as it was when the training started.
-    Yields, per α as it ends, its row (curves ``(S, 100)``, with the α used in each epoch)
-    and its clusters.
+    Yields, per setting as it ends, its row (α, λ, curves ``(S, 100)`` with the α used in
+    each epoch) and its clusters.
     """
-    data, n_clusters, lam_value = load_real_data(path)
-    lam = jnp.full((replicas,), lam_value, jnp.float32)
+    data, n_clusters, paper_lam = load_real_data(path)
     state, centres, pretrain_s, kmeans_s = pretrained_start(
-        data, n_clusters, lam, "float32", np.random.default_rng(3))
+        data, n_clusters, jnp.full((replicas,), paper_lam, jnp.float32), "float32",
+        np.random.default_rng(3))
     embed = _embedder(data, replicas, "float32")
     start_norm = np.linalg.norm(embed(state["trainable"]), axis=-1).mean(axis=1)
-    for alpha in alphas:
+    for alpha, lam_value in settings:
         start = time.perf_counter()
+        lam = jnp.full((replicas,), lam_value, jnp.float32)
         run = with_representatives(jax.tree_util.tree_map(jnp.copy, state), jnp.asarray(centres))
         epoch, rng = epoch_function(None, "float32"), np.random.default_rng(4)
         def alpha_at(norm):
@@ -483,13 +488,36 @@ def alpha_runs(path: str, replicas: int, alphas: list[float],
             largest.append((weights.max(axis=-1) / weights.sum(axis=-1)).mean(axis=1))
             used.append(epoch_alpha)
         yield (
-            {"kind": "alpha_run", "data": path, "alpha": alpha, "rescaled": rescaled,
+            {"data": path, "alpha": alpha, "tradeoff": lam_value, "rescaled": rescaled,
              "replicas": replicas, "precision": "float32", "pretraining_s": pretrain_s,
              "kmeans_s": kmeans_s, "dkm_s": time.perf_counter() - start,
              "embedding_norm": np.stack(norms, axis=1).tolist(),
              "largest_weight": np.stack(largest, axis=1).tolist(),
              "alpha_used": np.stack(used, axis=1).tolist()},
             nearest_representative(embedding, representatives))
+
+
+def alpha_runs(path: str, replicas: int, alphas: list[float],
+               rescaled: bool = False) -> Iterator[tuple[dict, np.ndarray]]:
+    """:func:`constant_runs` at each α and the data's λ (the paper's for DKM^p): rows
+    ``alpha_run``."""
+    paper_lam = float(np.load(path)["lam"])
+    for row, clusters in constant_runs(path, replicas, [(a, paper_lam) for a in alphas],
+                                       rescaled):
+        del row["tradeoff"]
+        yield {"kind": "alpha_run", **row}, clusters
+
+
+def tradeoff_runs(path: str, replicas: int,
+                  tradeoffs: list[float]) -> Iterator[tuple[dict, np.ndarray]]:
+    """:func:`constant_runs` at each λ and DKM^p's α = 1000: rows ``tradeoff_run``.
+
+    The pretraining does not depend on λ, so the runs share their start as the package's
+    line search shares its cached pretraining.
+    """
+    for row, clusters in constant_runs(path, replicas, [(DKM_ALPHA, t) for t in tradeoffs]):
+        del row["rescaled"]
+        yield {"kind": "tradeoff_run", **row}, clusters
 
 
 def emit(row: dict) -> None:
@@ -515,7 +543,12 @@ def main() -> None:
     parser.add_argument("--alpha-data", help="real data (standin_quality.py pack) for --alpha")
     parser.add_argument("--rescale-alpha", action="store_true",
                         help="with --alpha: rescale each α as the embedding shrinks (alpha_runs)")
-    parser.add_argument("--out", default=".", help="folder of the clusters of --quality, --alpha")
+    parser.add_argument("--tradeoff", nargs="*", type=float, default=[], metavar="λ",
+                        help="with --tradeoff-data: DKM^p at these λ (α = 1000, float32, largest S)")
+    parser.add_argument("--tradeoff-data", nargs="*", default=[], metavar="DATA.npz",
+                        help="real data (standin_quality.py pack) for --tradeoff, one run each")
+    parser.add_argument("--out", default=".",
+                        help="folder of the clusters of --quality, --alpha, --tradeoff")
     args = parser.parse_args()
 
     device = jax.devices()[0]
@@ -555,6 +588,11 @@ def main() -> None:
                                         args.rescale_alpha):
             name = (f"{Path(args.alpha_data).stem}-alpha-{row['alpha']:g}"
                     f"{'-rescaled' * args.rescale_alpha}.npy")
+            np.save(Path(args.out) / name, clusters)
+            emit({**row, "clusters": name})
+    for path in args.tradeoff_data:
+        for row, clusters in tradeoff_runs(path, max(args.replicas), args.tradeoff):
+            name = f"{Path(path).stem}-tradeoff-{row['tradeoff']:g}.npy"
             np.save(Path(args.out) / name, clusters)
             emit({**row, "clusters": name})
 

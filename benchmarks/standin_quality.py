@@ -2,11 +2,12 @@
 
 ``pack`` writes a dataset as the stand-in reads it: ``X`` (MNIST's pixels as ``uint8``, which
 ``gpu_standin.py`` divides by 255 back to the package's values; 20NEWS's tf-idf as its nonzeros),
-the number of clusters and the paper's λ of DKM^p. ``score`` reads the ``quality_run`` and
-``alpha_run`` rows that ``gpu_standin.py`` printed and the clusters it saved, and prints one JSON
-line per run and seed (``quality``, or ``alpha_quality`` with its α and whether it was
-rescaled): ACC, NMI and ARI on the
-protocol's test part (``dkm.splits``, as the records are scored).
+the number of clusters and the paper's λ of DKM^p. ``score`` reads the ``quality_run``,
+``alpha_run`` and ``tradeoff_run`` rows that ``gpu_standin.py`` printed and the clusters it
+saved, and prints one JSON line per run and seed (``quality``; ``alpha_quality`` with its α and
+whether it was rescaled; ``tradeoff_quality`` with its λ, and the validation part's scores under
+``validation``): ACC, NMI and ARI on the protocol's test part (``dkm.splits``, as the records
+are scored), and how many clusters the test part's points fall in.
 
     .venv/bin/python benchmarks/standin_quality.py pack mnist .device/quality-mnist.npz
     .venv/bin/python benchmarks/standin_quality.py score OUTPUT.jsonl CLUSTERS_DIR mnist \\
@@ -47,18 +48,24 @@ def pack(dataset: str, out: str) -> None:
 
 def score(output: str, clusters_dir: str, dataset: str) -> None:
     data = load(dataset)
-    test = validation_test_split(data.n_samples, seed=SPLIT_SEED).test
-    kinds = {"quality_run": "quality", "alpha_run": "alpha_quality"}
+    parts = validation_test_split(data.n_samples, seed=SPLIT_SEED)
+    kinds = {"quality_run": "quality", "alpha_run": "alpha_quality",
+             "tradeoff_run": "tradeoff_quality"}
     for line in Path(output).read_text().splitlines():
         row = json.loads(line) if line.startswith("{") else {}
         if row.get("kind") not in kinds or Path(row["data"]).stem != f"quality-{dataset}":
             continue
         clusters = np.load(Path(clusters_dir) / row["clusters"])
         for replica, labels in enumerate(clusters):
-            print(json.dumps({"kind": kinds[row["kind"]], "dataset": dataset,
-                              "precision": row["precision"],
-                              **{key: row[key] for key in ("alpha", "rescaled") if key in row},
-                              "replica": replica, **evaluate(data.y[test], labels[test])}))
+            scored = {"kind": kinds[row["kind"]], "dataset": dataset,
+                      "precision": row["precision"],
+                      **{key: row[key] for key in ("alpha", "rescaled", "tradeoff") if key in row},
+                      "replica": replica, **evaluate(data.y[parts.test], labels[parts.test]),
+                      "clusters_used": int(np.unique(labels[parts.test]).size)}
+            if row["kind"] == "tradeoff_run":  # a line search chooses λ on the validation part
+                scored["validation"] = evaluate(data.y[parts.validation],
+                                                labels[parts.validation])
+            print(json.dumps(scored))
 
 
 def main() -> None:
