@@ -9,13 +9,14 @@ import pytest
 import scipy.stats
 
 from dkm import paper
+from dkm.ablations import tradeoff_choice
 from dkm.analysis import (
     CLAIMS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs, claims_table, coverage,
     on_paper_dataset, paired_difference, paper_tradeoff, progress, protocol_gap, rerun_gaps,
     search_curves, search_records, search_summary, seed_scores, standin_alpha_curves,
     standin_alpha_scores, standin_check_error, standin_precision_effect, standin_ratio_range,
     standin_rescaling_effect, standin_runs, standin_same_errors, standin_spread,
-    standin_throughput, variant_effect, verdict_grid,
+    standin_throughput, standin_tradeoff_points, variant_effect, verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
 
@@ -330,6 +331,30 @@ def test_standin_alpha_curves_average_each_epoch_over_the_seeds():
     assert curves.loc[(10.0, True, 2), "largest_weight"] == pytest.approx(0.9)
     assert len(curves) == 6
     assert standin_alpha_curves([{"kind": "device"}]).empty
+
+
+def test_standin_tradeoff_points_feed_the_validation_choice():
+    def line(dataset, tradeoff, replica, validation, test, used=10):
+        return {"kind": "tradeoff_quality", "dataset": dataset, "tradeoff": tradeoff,
+                "replica": replica, "acc": test, "nmi": 0.5,
+                "validation": {"acc": validation, "nmi": 0.5}, "clusters_used": used}
+
+    rows = [line("usps", 10.0, 1, 0.30, 0.20, used=2), line("usps", 1.0, 0, 0.70, 0.74),
+            line("usps", 1.0, 1, 0.72, 0.76), line("usps", 0.1, 0, 0.71, 0.80),
+            line("usps", 0.1, 1, 0.69, 0.78), line("20news", 1.0, 0, 0.9, 0.9),
+            {"kind": "alpha_quality", "dataset": "usps", "alpha": 1.0, "replica": 0, "acc": 1.0}]
+    points = standin_tradeoff_points(rows, "usps")
+    assert list(points.tradeoff) == [0.1, 0.1, 1.0, 1.0, 10.0]
+    assert list(points.seed) == [0, 1, 0, 1, 1]
+    assert points.loc[4, "clusters_used"] == 2
+    assert points.loc[0, "test"] == pytest.approx(80.0)
+    # validation: λ = 1 (71.0 against 70.0); test: λ = 0.1 (79.0 against 75.0)
+    choice = tradeoff_choice(points)
+    assert choice["chosen"] == 1.0 and choice["best"] == 0.1
+    assert choice["regret"] == pytest.approx(4.0)
+    assert standin_tradeoff_points(rows, "mnist").empty
+    assert list(standin_tradeoff_points([], "usps").columns) == [
+        "tradeoff", "seed", "validation", "test", "clusters_used"]
 
 
 def test_standin_alpha_scores_summarise_each_alpha_over_its_seeds():

@@ -38,8 +38,9 @@ repeat; :func:`standin_check_error`, :func:`standin_throughput` and
 :func:`standin_ratio_range`, :func:`standin_spread` and
 :func:`standin_same_errors` summarise them; :func:`standin_precision_effect` compares the
 stand-in's scores in two matmul precisions, and :func:`standin_alpha_curves` and
-:func:`standin_alpha_scores` read its runs at each α, and :func:`standin_rescaling_effect`
-what rescaling α as the embedding shrinks does.
+:func:`standin_alpha_scores` read its runs at each α, :func:`standin_rescaling_effect`
+what rescaling α as the embedding shrinks does, and :func:`standin_tradeoff_points` its
+scores at each λ.
 """
 from __future__ import annotations
 
@@ -76,6 +77,7 @@ from dkm.analysis._standin import (
     standin_same_errors,
     standin_spread,
     standin_throughput,
+    standin_tradeoff_points,
 )
 from dkm.analysis._variants import on_paper_dataset, variant_effect
 
@@ -86,4 +88,5 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "search_summary", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",
            "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",
            "standin_same_errors", "standin_precision_effect", "standin_alpha_curves",
-           "standin_alpha_scores", "standin_rescaling_effect", "rerun_gaps"]
+           "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",
+           "rerun_gaps"]

@@ -185,6 +185,30 @@ def standin_alpha_scores(rows: Iterable[Mapping[str, Any]], metric: str = "acc")
             .agg(n="size", mean="mean", sd=lambda s: s.std(ddof=1)).reset_index())
 
 
+def standin_tradeoff_points(rows: Iterable[Mapping[str, Any]], dataset: str,
+                            metric: str = "acc") -> pd.DataFrame:
+    """The stand-in's DKM^p scores against λ on one dataset, one row per seed and λ.
+
+    Reads the ``tradeoff_quality`` lines of ``benchmarks/standin_quality.py score``: the
+    runs of ``gpu_standin.py --tradeoff``, each λ from one pretrained start per seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :func:`dkm.ablations.tradeoff_points` (``tradeoff``, ``seed``, the
+        seed being the stand-in's replica, ``validation`` and ``test``: ``metric`` in % on
+        each part), so that :func:`dkm.ablations.tradeoff_choice` applies, and
+        ``clusters_used``, the number of clusters the test part's points fall in; sorted by
+        λ and seed.
+    """
+    columns = ["tradeoff", "seed", "validation", "test", "clusters_used"]
+    lines = [r for r in rows if r.get("kind") == "tradeoff_quality" and r["dataset"] == dataset]
+    frame = pd.DataFrame([{"tradeoff": float(r["tradeoff"]), "seed": r["replica"],
+                           "validation": 100 * r["validation"][metric], "test": 100 * r[metric],
+                           "clusters_used": r["clusters_used"]} for r in lines], columns=columns)
+    return frame.sort_values(["tradeoff", "seed"], ignore_index=True)
+
+
 def standin_rescaling_effect(rows: Iterable[Mapping[str, Any]],
                              metric: str = "acc") -> pd.DataFrame:
     """What rescaling α as the embedding shrinks does to the stand-in's DKM^p, seed by seed.
