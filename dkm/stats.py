@@ -92,6 +92,7 @@ __all__ = [
     "VERDICTS",
     "summarize",
     "student_pvalue",
+    "welch_interval",
     "significance_marks",
     "Comparison",
     "compare_with_paper",
@@ -176,6 +177,34 @@ def student_pvalue(a: ArrayLike, b: ArrayLike) -> float:
             # SciPy warns of precision loss for a constant sample, whose variance is exactly 0.
             warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
         return float(_scipy_stats.ttest_ind(first, second, equal_var=True).pvalue)
+
+
+def welch_interval(a: ArrayLike, b: ArrayLike,
+                   confidence: float = 0.95) -> tuple[float, float, float]:
+    """Difference of two independent samples' means, ``mean(a) − mean(b)``, and its Welch
+    t interval: for runs on different seeds, where no pairing removes what seeds share.
+
+    Two constant samples give the difference as both ends of the interval.
+
+    Raises
+    ------
+    ValueError
+        If either sample has fewer than 2 runs.
+    """
+    first, second = _runs(a, "a"), _runs(b, "b")
+    if first.size < 2 or second.size < 2:
+        raise ValueError(
+            f"Welch's interval needs at least 2 runs per sample, got {first.size} and {second.size}"
+        )
+    difference = float(first.mean() - second.mean())
+    if _constant(first) and _constant(second):
+        return difference, difference, difference
+    with warnings.catch_warnings():
+        if _constant(first) or _constant(second):
+            warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
+        low, high = _scipy_stats.ttest_ind(first, second, equal_var=False).confidence_interval(
+            confidence)
+    return difference, float(low), float(high)
 
 
 def _marked(

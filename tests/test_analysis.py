@@ -16,7 +16,8 @@ from dkm.analysis import (
     search_curves, search_records, search_summary, seed_scores, standin_alpha_curves,
     standin_alpha_scores, standin_check_error, standin_precision_effect, standin_ratio_range,
     standin_rescaling_effect, standin_runs, standin_same_errors, standin_spread,
-    standin_throughput, standin_tradeoff_points, variant_effect, verdict_grid,
+    standin_throughput, standin_tradeoff_points, standin_tradeoff_table,
+    variant_effect, verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
 
@@ -355,6 +356,29 @@ def test_standin_tradeoff_points_feed_the_validation_choice():
     assert standin_tradeoff_points(rows, "mnist").empty
     assert list(standin_tradeoff_points([], "usps").columns) == [
         "tradeoff", "seed", "validation", "test", "clusters_used"]
+
+
+def test_standin_tradeoff_table_sets_the_curve_beside_the_package():
+    standin = pd.DataFrame({"tradeoff": [1.0, 1.0, 1.0, 10.0, 10.0],
+                            "seed": [0, 1, 2, 0, 1],
+                            "validation": [70.0, 72.0, 74.0, 20.0, 30.0],
+                            "test": [75.0, 77.0, 79.0, 20.0, 40.0],
+                            "clusters_used": [10, 10, 9, 2, 3]})
+    package = pd.DataFrame({"tradeoff": [1.0, 1.0, 10.0], "seed": [8905, 9129, 8905],
+                            "validation": [0.0, 0.0, 0.0], "test": [74.0, 76.0, 25.0]})
+    table = standin_tradeoff_table(standin, package).set_index("tradeoff")
+    assert table.loc[1.0, "mean"] == pytest.approx(77.0) and table.loc[1.0, "sd"] == 2.0
+    assert table.loc[1.0, "validation"] == pytest.approx(72.0)
+    assert (table.loc[1.0, "fewest_clusters"], table.loc[1.0, "most_clusters"]) == (9, 10)
+    assert table.loc[1.0, "package_n"] == 2 and table.loc[1.0, "package_mean"] == 75.0
+    expected = scipy.stats.ttest_ind([75.0, 77.0, 79.0], [74.0, 76.0],
+                                     equal_var=False).confidence_interval()
+    assert table.loc[1.0, "difference"] == pytest.approx(2.0)
+    assert (table.loc[1.0, "low"], table.loc[1.0, "high"]) == pytest.approx(tuple(expected))
+    # one package run at λ = 10: its mean, no interval
+    assert table.loc[10.0, "package_mean"] == 25.0 and math.isnan(table.loc[10.0, "low"])
+    alone = standin_tradeoff_table(standin, package.iloc[:0])
+    assert (alone.package_n == 0).all() and alone.package_mean.isna().all()
 
 
 def test_standin_alpha_scores_summarise_each_alpha_over_its_seeds():

@@ -16,6 +16,7 @@ from dkm.stats import (
     p_value_within_rounding,
     significance_marks,
     student_pvalue,
+    welch_interval,
     summarize,
 )
 
@@ -39,6 +40,25 @@ def test_summarize_single_run_and_errors() -> None:
         summarize([])
     with pytest.raises(ValueError, match="finite"):
         summarize([1.0, math.nan])
+
+
+def test_welch_interval_by_hand() -> None:
+    a, b = [1.0, 2.0, 3.0, 4.0], [2.0, 2.5, 3.0]
+    # variances 5/3 and 1/4; standard error sqrt(5/12 + 1/12) = sqrt(1/2)
+    se2 = (5 / 3) / 4 + 0.25 / 3
+    dof = se2 ** 2 / (((5 / 3) / 4) ** 2 / 3 + (0.25 / 3) ** 2 / 2)
+    half = scipy_stats.t.ppf(0.975, dof) * math.sqrt(se2)
+    difference, low, high = welch_interval(a, b)
+    assert difference == pytest.approx(0.0)
+    assert (low, high) == pytest.approx((-half, half))
+
+
+def test_welch_interval_of_constant_samples_and_too_few_runs() -> None:
+    assert welch_interval([2.0, 2.0], [1.0, 1.0, 1.0]) == (1.0, 1.0, 1.0)
+    difference, low, high = welch_interval([2.0, 2.0], [0.0, 1.0, 2.0])
+    assert low < difference == 1.0 < high
+    with pytest.raises(ValueError, match="at least 2 runs"):
+        welch_interval([1.0], [1.0, 2.0])
 
 
 def test_student_pvalue_matches_scipy() -> None:

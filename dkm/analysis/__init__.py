@@ -39,8 +39,8 @@ repeat; :func:`standin_check_error`, :func:`standin_throughput` and
 :func:`standin_same_errors` summarise them; :func:`standin_precision_effect` compares the
 stand-in's scores in two matmul precisions, and :func:`standin_alpha_curves` and
 :func:`standin_alpha_scores` read its runs at each α, :func:`standin_rescaling_effect`
-what rescaling α as the embedding shrinks does, and :func:`standin_tradeoff_points` its
-scores at each λ.
+what rescaling α as the embedding shrinks does, :func:`standin_tradeoff_points` its
+scores at each λ and :func:`standin_tradeoff_table` sets them beside the package's.
 """
 from __future__ import annotations
 
@@ -78,6 +78,7 @@ from dkm.analysis._standin import (
     standin_spread,
     standin_throughput,
     standin_tradeoff_points,
+    standin_tradeoff_table,
 )
 from dkm.analysis._variants import on_paper_dataset, variant_effect
 
@@ -89,4 +90,4 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",
            "standin_same_errors", "standin_precision_effect", "standin_alpha_curves",
            "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",
-           "rerun_gaps"]
+           "standin_tradeoff_table", "rerun_gaps"]

@@ -209,6 +209,45 @@ def standin_tradeoff_points(rows: Iterable[Mapping[str, Any]], dataset: str,
     return frame.sort_values(["tradeoff", "seed"], ignore_index=True)
 
 
+def standin_tradeoff_table(standin: pd.DataFrame, package: pd.DataFrame) -> pd.DataFrame:
+    """The stand-in's λ curve beside the package's, value by value.
+
+    Parameters
+    ----------
+    standin : pandas.DataFrame
+        :func:`standin_tradeoff_points` of one dataset.
+    package : pandas.DataFrame
+        :func:`dkm.ablations.tradeoff_points` of the package's runs on that dataset (other
+        seeds: the two are independent samples); may be empty.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per λ of the stand-in: ``n``, ``mean`` and ``sd`` of its test scores,
+        ``validation`` (mean), ``fewest_clusters`` and ``most_clusters`` (over its seeds),
+        then ``package_n`` and ``package_mean`` (0 and NaN where the package has no run),
+        and ``difference``, ``low``, ``high``: stand-in minus package with its 95 % Welch
+        interval, NaN where either side has fewer than two runs.
+    """
+    from dkm.stats import welch_interval
+
+    columns = ["tradeoff", "n", "mean", "sd", "validation", "fewest_clusters", "most_clusters",
+               "package_n", "package_mean", "difference", "low", "high"]
+    table = []
+    for tradeoff, runs in standin.groupby("tradeoff"):
+        theirs = package.test[package.tradeoff == tradeoff] if len(package) else pd.Series(dtype=float)
+        both = len(runs) > 1 and len(theirs) > 1
+        difference, low, high = (welch_interval(runs.test, theirs) if both
+                                 else (np.nan, np.nan, np.nan))
+        table.append({"tradeoff": tradeoff, "n": len(runs), "mean": runs.test.mean(),
+                      "sd": runs.test.std(ddof=1), "validation": runs.validation.mean(),
+                      "fewest_clusters": runs.clusters_used.min(),
+                      "most_clusters": runs.clusters_used.max(), "package_n": len(theirs),
+                      "package_mean": theirs.mean() if len(theirs) else np.nan,
+                      "difference": difference, "low": low, "high": high})
+    return pd.DataFrame(table, columns=columns)
+
+
 def standin_rescaling_effect(rows: Iterable[Mapping[str, Any]],
                              metric: str = "acc") -> pd.DataFrame:
     """What rescaling α as the embedding shrinks does to the stand-in's DKM^p, seed by seed.
