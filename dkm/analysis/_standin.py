@@ -235,7 +235,8 @@ def standin_tradeoff_table(standin: pd.DataFrame, package: pd.DataFrame) -> pd.D
                "package_n", "package_mean", "difference", "low", "high"]
     table = []
     for tradeoff, runs in standin.groupby("tradeoff"):
-        theirs = package.test[package.tradeoff == tradeoff] if len(package) else pd.Series(dtype=float)
+        theirs = (package.test[package.tradeoff == tradeoff] if len(package)
+                  else pd.Series(dtype=float))
         both = len(runs) > 1 and len(theirs) > 1
         difference, low, high = (welch_interval(runs.test, theirs) if both
                                  else (np.nan, np.nan, np.nan))
