@@ -14,9 +14,9 @@ from dkm.analysis import (
     CLAIMS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs, claims_table, coverage,
     on_paper_dataset, paired_difference, paper_tradeoff, progress, protocol_gap, rerun_gaps,
     search_curves, search_records, search_summary, seed_scores, standin_alpha_curves,
-    standin_alpha_scores, standin_check_error, standin_precision_effect, standin_ratio_range,
-    standin_rescaling_effect, standin_runs, standin_same_errors, standin_spread,
-    standin_throughput, standin_tradeoff_points, standin_tradeoff_table,
+    standin_alpha_scores, standin_check_error, standin_cluster_loss, standin_precision_effect,
+    standin_ratio_range, standin_rescaling_effect, standin_runs, standin_same_errors,
+    standin_spread, standin_throughput, standin_tradeoff_points, standin_tradeoff_table,
     variant_effect, verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
@@ -379,6 +379,20 @@ def test_standin_tradeoff_table_sets_the_curve_beside_the_package():
     assert table.loc[10.0, "package_mean"] == 25.0 and math.isnan(table.loc[10.0, "low"])
     alone = standin_tradeoff_table(standin, package.iloc[:0])
     assert (alone.package_n == 0).all() and alone.package_mean.isna().all()
+
+
+def test_standin_cluster_loss_finds_the_first_loss_and_the_collapse():
+    table = pd.DataFrame({"tradeoff": [10.0, 0.1, 1.0, 5.0, 100.0, 1000.0],
+                          "fewest_clusters": [1, 10, 10, 6, 1, 1],
+                          "most_clusters": [5, 10, 10, 10, 3, 2]})
+    # λ = 10 uses at most 5 of 10, but λ = 5 above it does not count: the collapse needs
+    # every larger value too, which λ = 10 satisfies
+    assert standin_cluster_loss(table, 10) == {"first_loss": 5.0, "collapse": 10.0, "most": 5}
+    table.loc[0, "most_clusters"] = 6  # λ = 10 keeps 6: the collapse starts at 100
+    assert standin_cluster_loss(table, 10) == {"first_loss": 5.0, "collapse": 100.0, "most": 3}
+    whole = table.assign(fewest_clusters=10, most_clusters=10)
+    assert standin_cluster_loss(whole, 10) == {"first_loss": None, "collapse": None,
+                                               "most": None}
 
 
 def test_standin_alpha_scores_summarise_each_alpha_over_its_seeds():

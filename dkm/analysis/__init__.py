@@ -40,7 +40,8 @@ repeat; :func:`standin_check_error`, :func:`standin_throughput` and
 stand-in's scores in two matmul precisions, and :func:`standin_alpha_curves` and
 :func:`standin_alpha_scores` read its runs at each α, :func:`standin_rescaling_effect`
 what rescaling α as the embedding shrinks does, :func:`standin_tradeoff_points` its
-scores at each λ and :func:`standin_tradeoff_table` sets them beside the package's.
+scores at each λ and :func:`standin_tradeoff_table` sets them beside the package's, and
+:func:`standin_cluster_loss` reads where they lose clusters.
 """
 from __future__ import annotations
 
@@ -70,6 +71,7 @@ from dkm.analysis._standin import (
     standin_alpha_curves,
     standin_alpha_scores,
     standin_check_error,
+    standin_cluster_loss,
     standin_precision_effect,
     standin_ratio_range,
     standin_rescaling_effect,
@@ -90,4 +92,4 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",
            "standin_same_errors", "standin_precision_effect", "standin_alpha_curves",
            "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",
-           "standin_tradeoff_table", "rerun_gaps"]
+           "standin_tradeoff_table", "standin_cluster_loss", "rerun_gaps"]

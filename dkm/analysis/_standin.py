@@ -249,6 +249,26 @@ def standin_tradeoff_table(standin: pd.DataFrame, package: pd.DataFrame) -> pd.D
     return pd.DataFrame(table, columns=columns)
 
 
+def standin_cluster_loss(table: pd.DataFrame, n_clusters: int) -> dict[str, float | None]:
+    """Where a λ curve of :func:`standin_tradeoff_table` starts to lose clusters.
+
+    Returns
+    -------
+    dict
+        ``first_loss``: the smallest λ at which a seed's test points fall in fewer than
+        ``n_clusters`` clusters; ``collapse``: the smallest λ from which on (that value and
+        every larger one) no seed uses more than half of them, and ``most``: the most any
+        seed uses there. Each None when the curve never gets there.
+    """
+    rows = table.sort_values("tradeoff")
+    lost = rows[rows.fewest_clusters < n_clusters]
+    halved = (rows.most_clusters <= n_clusters // 2)[::-1].cummin()[::-1]
+    collapsed = rows[halved]
+    return {"first_loss": float(lost.tradeoff.iloc[0]) if len(lost) else None,
+            "collapse": float(collapsed.tradeoff.iloc[0]) if len(collapsed) else None,
+            "most": int(collapsed.most_clusters.max()) if len(collapsed) else None}
+
+
 def standin_rescaling_effect(rows: Iterable[Mapping[str, Any]],
                              metric: str = "acc") -> pd.DataFrame:
     """What rescaling α as the embedding shrinks does to the stand-in's DKM^p, seed by seed.
