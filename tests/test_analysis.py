@@ -11,13 +11,13 @@ import scipy.stats
 from dkm import paper
 from dkm.ablations import tradeoff_choice
 from dkm.analysis import (
-    CLAIMS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs, claims_table, coverage,
-    on_paper_dataset, paired_difference, paper_tradeoff, progress, protocol_gap, rerun_gaps,
-    search_curves, search_records, search_summary, seed_scores, standin_alpha_curves,
-    standin_alpha_scores, standin_check_error, standin_cluster_loss, standin_precision_effect,
-    standin_ratio_range, standin_rescaling_effect, standin_runs, standin_same_errors,
-    standin_spread, standin_throughput, standin_tradeoff_points, standin_tradeoff_table,
-    variant_effect, verdict_grid,
+    CLAIMS, STANDIN_OUTPUTS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs,
+    claims_table, coverage, on_paper_dataset, paired_difference, paper_tradeoff, progress,
+    protocol_gap, rerun_gaps, search_curves, search_records, search_summary, seed_scores,
+    standin_alpha_curves, standin_alpha_scores, standin_check_error, standin_cluster_loss,
+    standin_precision_effect, standin_ratio_range, standin_rescaling_effect, standin_rows,
+    standin_runs, standin_same_errors, standin_spread, standin_throughput,
+    standin_tradeoff_points, standin_tradeoff_table, variant_effect, verdict_grid,
 )
 from dkm.results import new_record, records_to_dataframe
 
@@ -393,6 +393,17 @@ def test_standin_cluster_loss_finds_the_first_loss_and_the_collapse():
     whole = table.assign(fewest_clusters=10, most_clusters=10)
     assert standin_cluster_loss(whole, 10) == {"first_loss": None, "collapse": None,
                                                "most": None}
+
+
+def test_standin_rows_read_every_output_file_of_a_study(tmp_path):
+    first, second = (f"{name}.jsonl" for name in STANDIN_OUTPUTS["tradeoff"])
+    (tmp_path / first).write_text('{"kind": "device"}\n{"kind": "tradeoff_run"}\n')
+    assert [r["kind"] for r in standin_rows("tradeoff", tmp_path)] == ["device", "tradeoff_run"]
+    (tmp_path / second).write_text('{"kind": "tradeoff_quality"}\n')
+    assert len(standin_rows("tradeoff", tmp_path)) == 3
+    assert standin_rows("alpha", tmp_path) == []
+    with pytest.raises(ValueError, match="choose one of"):
+        standin_rows("lambda", tmp_path)
 
 
 def test_standin_alpha_scores_summarise_each_alpha_over_its_seeds():

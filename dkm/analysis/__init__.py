@@ -41,7 +41,8 @@ stand-in's scores in two matmul precisions, and :func:`standin_alpha_curves` and
 :func:`standin_alpha_scores` read its runs at each α, :func:`standin_rescaling_effect`
 what rescaling α as the embedding shrinks does, :func:`standin_tradeoff_points` its
 scores at each λ and :func:`standin_tradeoff_table` sets them beside the package's, and
-:func:`standin_cluster_loss` reads where they lose clusters.
+:func:`standin_cluster_loss` reads where they lose clusters; :func:`standin_rows` reads a
+study's output files (:data:`STANDIN_OUTPUTS`).
 """
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ from dkm.analysis._line_search import (
 )
 from dkm.analysis._paired import paired_difference, seed_scores
 from dkm.analysis._standin import (
+    STANDIN_OUTPUTS,
     standin_alpha_curves,
     standin_alpha_scores,
     standin_check_error,
@@ -75,6 +77,7 @@ from dkm.analysis._standin import (
     standin_precision_effect,
     standin_ratio_range,
     standin_rescaling_effect,
+    standin_rows,
     standin_runs,
     standin_same_errors,
     standin_spread,
@@ -92,4 +95,5 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",
            "standin_same_errors", "standin_precision_effect", "standin_alpha_curves",
            "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",
-           "standin_tradeoff_table", "standin_cluster_loss", "rerun_gaps"]
+           "standin_tradeoff_table", "standin_cluster_loss", "STANDIN_OUTPUTS",
+           "standin_rows", "rerun_gaps"]

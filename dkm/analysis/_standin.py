@@ -2,12 +2,39 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 _CHECK_ERRORS = ("loss", "gradients", "epoch_loss", "weights_after_epoch")
+
+#: The stand-in's output files (``<name>.jsonl`` in ``benchmarks/results``) of each study
+#: the book reads in more than one place: its runs at each α on 20NEWS, held constant and
+#: rescaled, and at each λ on USPS and 20NEWS.
+STANDIN_OUTPUTS: Mapping[str, tuple[str, ...]] = {
+    "alpha": ("standin-alpha-20news-h200", "standin-alpha-rescaled-20news-h200"),
+    "tradeoff": ("standin-tradeoff-usps-h200", "standin-tradeoff-20news-h200"),
+}
+
+
+def standin_rows(study: str, directory: str | Path = "benchmarks/results") -> list[dict[str, Any]]:
+    """Every line of the stand-in's output files of ``study`` (:data:`STANDIN_OUTPUTS`).
+
+    Files not in ``directory`` are skipped, as :func:`~dkm.analysis.check_runs` does.
+
+    Raises
+    ------
+    ValueError
+        For a study with no output files listed.
+    """
+    from dkm.analysis._checks import check_runs
+
+    if study not in STANDIN_OUTPUTS:
+        raise ValueError(f"no stand-in output for study {study!r}; "
+                         f"choose one of {sorted(STANDIN_OUTPUTS)}")
+    return [row for name in STANDIN_OUTPUTS[study] for row in check_runs(name, directory)]
 
 
 def standin_check_error(rows: Iterable[Mapping[str, Any]], precision: str) -> float:
