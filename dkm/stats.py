@@ -154,6 +154,25 @@ def _constant(runs: np.ndarray) -> bool:
     return bool(runs.max() == runs.min())
 
 
+def _two_samples(a: ArrayLike, b: ArrayLike, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` and ``b`` as runs for a two-sample t statistic, or raise."""
+    first, second = _runs(a, "a"), _runs(b, "b")
+    if first.size < 2 or second.size < 2:
+        raise ValueError(
+            f"{what} needs at least 2 runs per sample, got {first.size} and {second.size}"
+        )
+    return first, second
+
+
+def _t_test(first: np.ndarray, second: np.ndarray, *, equal_var: bool):
+    """SciPy's two-sample t-test of two samples not both constant."""
+    with warnings.catch_warnings():
+        if _constant(first) or _constant(second):
+            # SciPy warns of precision loss for a constant sample, whose variance is exactly 0.
+            warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
+        return _scipy_stats.ttest_ind(first, second, equal_var=equal_var)
+
+
 def student_pvalue(a: ArrayLike, b: ArrayLike) -> float:
     """Two-sided p value of Student's two-sample t-test (equal variances).
 
@@ -165,18 +184,10 @@ def student_pvalue(a: ArrayLike, b: ArrayLike) -> float:
     ValueError
         If either sample has fewer than 2 runs.
     """
-    first, second = _runs(a, "a"), _runs(b, "b")
-    if first.size < 2 or second.size < 2:
-        raise ValueError(
-            f"Student's t-test needs at least 2 runs per sample, got {first.size} and {second.size}"
-        )
+    first, second = _two_samples(a, b, "Student's t-test")
     if _constant(first) and _constant(second):
         return 1.0 if first[0] == second[0] else 0.0
-    with warnings.catch_warnings():
-        if _constant(first) or _constant(second):
-            # SciPy warns of precision loss for a constant sample, whose variance is exactly 0.
-            warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
-        return float(_scipy_stats.ttest_ind(first, second, equal_var=True).pvalue)
+    return float(_t_test(first, second, equal_var=True).pvalue)
 
 
 def welch_interval(a: ArrayLike, b: ArrayLike,
@@ -191,19 +202,11 @@ def welch_interval(a: ArrayLike, b: ArrayLike,
     ValueError
         If either sample has fewer than 2 runs.
     """
-    first, second = _runs(a, "a"), _runs(b, "b")
-    if first.size < 2 or second.size < 2:
-        raise ValueError(
-            f"Welch's interval needs at least 2 runs per sample, got {first.size} and {second.size}"
-        )
+    first, second = _two_samples(a, b, "Welch's interval")
     difference = float(first.mean() - second.mean())
     if _constant(first) and _constant(second):
         return difference, difference, difference
-    with warnings.catch_warnings():
-        if _constant(first) or _constant(second):
-            warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
-        low, high = _scipy_stats.ttest_ind(first, second, equal_var=False).confidence_interval(
-            confidence)
+    low, high = _t_test(first, second, equal_var=False).confidence_interval(confidence)
     return difference, float(low), float(high)
 
 
