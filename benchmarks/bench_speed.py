@@ -101,7 +101,7 @@ def objective_for(phase: str, autoencoder: Autoencoder, data: tf.Tensor, shape: 
         return Reconstruction()
     if phase == "dkm":
         objective = DKMObjective(centers, 1.0)
-        objective.alpha.assign(1000.0)
+        objective.set_alpha(1000.0)
         return objective
     if phase == "dcn":
         return DCNObjective(autoencoder, centers, random_assignments(seeds, k, n), 0.1)

@@ -31,7 +31,7 @@ def objective_for(phase_alpha: float | None, representatives: np.ndarray):
     if phase_alpha is None:
         return Reconstruction()
     objective = DKMObjective(representatives, list(LAMBDAS))
-    objective.alpha.assign(phase_alpha)
+    objective.set_alpha(phase_alpha)
     return objective
 
 

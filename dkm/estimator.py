@@ -367,6 +367,11 @@ class DeepKMeans(DeepClusteringEstimator):
         The paper's soft assignment, or its ``α → ∞`` limit ``min_k f``.
     weight_decay : float, default=0.0
         L2 penalty on the network's kernels during fine-tuning.
+    alpha_rescaling : bool, default=False
+        Rescale α before each fine-tuning epoch by ``(n₀ / n)²``, the embedding's
+        mean norm at the start over the current one, so that the assignment stays
+        as hard as it started while the embedding shrinks (not in the paper; soft
+        assignment only).
     hidden_sizes : tuple of int, default=(500, 500, 2000)
         Encoder hidden layers; the decoder mirrors them.
     embedding_dim : int, optional
@@ -416,6 +421,7 @@ class DeepKMeans(DeepClusteringEstimator):
         "schedule": [Schedule, "array-like", None],
         "assignment": [StrOptions(set(ASSIGNMENTS))],
         "weight_decay": [_NON_NEGATIVE],
+        "alpha_rescaling": ["boolean"],
     }
     _config_class = DKMConfig
     _fit_function = staticmethod(fit_dkm)
@@ -435,6 +441,7 @@ class DeepKMeans(DeepClusteringEstimator):
         carry_optimizer_state: bool = True,
         assignment: str = "soft",
         weight_decay: float = 0.0,
+        alpha_rescaling: bool = False,
         hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
         embedding_dim: int | None = None,
         batch_size: int = 256,
@@ -458,6 +465,7 @@ class DeepKMeans(DeepClusteringEstimator):
         self.carry_optimizer_state = carry_optimizer_state
         self.assignment = assignment
         self.weight_decay = weight_decay
+        self.alpha_rescaling = alpha_rescaling
         self.hidden_sizes = hidden_sizes
         self.embedding_dim = embedding_dim
         self.batch_size = batch_size

@@ -337,7 +337,7 @@ class _ReplicaLane:
     ``load(s)`` copies replica ``s`` of the stacked state (network, Adam's
     moments, the objective's ``replicated`` attributes) into the copy and
     rewinds the shared step counters; ``store(s)`` writes the copy back. The
-    copy shares everything that is not per replica (data, α, the counters).
+    copy shares everything that is not per replica (the data, the counters).
     """
 
     def __init__(self, stacked: _StepState) -> None:

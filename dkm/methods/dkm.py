@@ -48,10 +48,16 @@ class DKMObjective:
     autoencoder : Autoencoder, optional
         The network whose kernels the penalty reads; needed when
         ``weight_decay > 0``.
+
+    Attributes
+    ----------
+    alpha : tf.Variable
+        The inverse temperature α, one value per replica ``(S, 1, 1)``, set by
+        :meth:`set_alpha` before each epoch (1 until then).
     """
 
     term_names = ("clustering", "reconstruction")
-    replicated = ("representatives", "lam")
+    replicated = ("representatives", "lam", "alpha")
     counters = ()
 
     def __init__(
@@ -73,8 +79,15 @@ class DKMObjective:
         self.representatives = tf.Variable(representatives.astype(np.float32), name="representatives")
         self.lam = tf.constant(np.broadcast_to(np.asarray(lam, np.float32), (n_replicas,))[:, None])
         self.distance = get_distance(distance)
-        self.alpha = tf.Variable(1.0, trainable=False, name="alpha")
+        # one α per replica, (S, 1, 1): equal across replicas unless rescaled per replica
+        self.alpha = tf.Variable(np.ones((n_replicas, 1, 1), np.float32), trainable=False,
+                                 name="alpha")
         self.variables = [self.representatives]
+
+    def set_alpha(self, alpha: float | Sequence[float] | np.ndarray) -> None:
+        """Set α: one value for every replica, or one per replica ``(S,)``."""
+        self.alpha.assign(np.broadcast_to(np.asarray(alpha, np.float32).reshape(-1, 1, 1),
+                                          self.alpha.shape))
 
     def per_sample_loss(self, x, x_hat, h, indices):
         rec = reconstruction_error(x, x_hat)
@@ -118,8 +131,15 @@ class DKMConfig:
     weight_decay : float
         L2 penalty on the network's kernels during fine-tuning (0: none, as
         in the paper's runs).
+    alpha_rescaling : bool
+        Multiply each replica's α, before each fine-tuning epoch, by
+        ``(n₀ / n)²``: ``n₀`` the mean norm of its embedding when fine-tuning
+        starts, ``n`` the one after the previous epoch. The squared distances
+        shrink as ``n²`` with the embedding, so the product of α and them, and
+        hence the hardness of the soft assignment, stays as it was at the start.
+        Not in the paper; needs the soft assignment.
 
-    The last two fields are recorded with a run only when they differ from
+    The last three fields are recorded with a run only when they differ from
     their defaults (:data:`dkm.results.RECORDED_WHEN_SET`).
     """
 
@@ -131,11 +151,15 @@ class DKMConfig:
     carry_optimizer_state: bool = True
     assignment: Assignment = field(default="soft", metadata=RECORDED_WHEN_SET)
     weight_decay: float = field(default=0.0, metadata=RECORDED_WHEN_SET)
+    alpha_rescaling: bool = field(default=False, metadata=RECORDED_WHEN_SET)
 
     def __post_init__(self) -> None:
         _check_assignment(self.assignment)
         if not self.weight_decay >= 0:
             raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
+        if self.alpha_rescaling and self.assignment == "hard":
+            raise ValueError("alpha_rescaling rescales the soft assignment's α, which the hard "
+                             "assignment ignores: use assignment='soft' or drop alpha_rescaling")
 
     def scaled(self, factor: float) -> "DKMConfig":
         """The same variant with every epoch count multiplied by ``factor``."""
@@ -161,6 +185,11 @@ def uniform_representatives(
         np.random.default_rng([int(seed), 0x2E95]).uniform(-1.0, 1.0, (n_clusters, embedding_dim))
         for seed in seeds
     ]).astype(np.float32)
+
+
+def mean_embedding_norm(autoencoder: Autoencoder, data: tf.Tensor) -> np.ndarray:
+    """Each replica's mean embedding norm ``mean_i ‖h(x_i)‖`` over ``data``, ``(S,)``."""
+    return np.linalg.norm(embed(autoencoder, data), axis=-1).mean(axis=1)
 
 
 def initial_centers(
@@ -226,12 +255,18 @@ def fit_dkm(
     trainer = loop.trainer(autoencoder, objective, data, optimizer)
     sampler = BatchSampler(X.shape[0], loop.batch_size, seeds, "finetune", loop.sampler)
     alphas = config.schedule.per_epoch()
-    history.update(run_epochs(
-        trainer, sampler, len(alphas),
-        before_epoch=lambda epoch: objective.alpha.assign(alphas[epoch]),
-        description="deep k-means", progress=loop.progress,
-    ))
-    history["alpha"] = np.broadcast_to(alphas, (len(seeds), len(alphas))).copy()
+    used = np.empty((len(seeds), len(alphas)))  # the α of each replica and epoch
+    start_norm = mean_embedding_norm(autoencoder, data) if config.alpha_rescaling else None
+
+    def set_alpha(epoch: int) -> None:
+        factor = (start_norm / mean_embedding_norm(autoencoder, data)) ** 2 if (
+            config.alpha_rescaling and epoch) else 1.0
+        used[:, epoch] = alphas[epoch] * factor
+        objective.set_alpha(used[:, epoch])
+
+    history.update(run_epochs(trainer, sampler, len(alphas), before_epoch=set_alpha,
+                              description="deep k-means", progress=loop.progress))
+    history["alpha"] = used
 
     embeddings = embed(autoencoder, data)
     centers = objective.representatives.numpy()
