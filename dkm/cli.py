@@ -103,8 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "simply be run again.",
     )
     ablate.add_argument("--study", required=True,
-                        help="the study: dcn-authors, alpha, towards-dkm, weight-decay or lambda "
-                             "(lambda: USPS only, its values are around USPS's collapse)")
+                        help="the study: dcn-authors, alpha, towards-dkm, weight-decay, "
+                             "alpha-rescaling or lambda (alpha-rescaling: 20NEWS only, where "
+                             "DKM^p fails at α <= 100; lambda: USPS only, its values are around "
+                             "USPS's collapse)")
     ablate.add_argument("--dataset", required=True, action="append",
                         help="a dataset name or a path, as for run; repeat for several")
     ablate.add_argument("--method", action="append", dest="methods", default=None,

@@ -24,6 +24,7 @@ from dkm.ablations import (
     describe,
     paper_verdicts,
     protocol_params,
+    rescaling_effects,
     switches,
     table_view,
     towards_dkm_chain,
@@ -70,7 +71,8 @@ def test_the_studies_declare_the_runs_of_the_book():
     from dkm.methods.dcn import AUTHORS_DCN, TOWARDS_DKM
 
     assert STUDY_SEEDS == paper.PAPER_SEEDS[:3]
-    assert list(STUDIES) == ["dcn-authors", "alpha", "towards-dkm", "weight-decay", "lambda"]
+    assert list(STUDIES) == ["dcn-authors", "alpha", "towards-dkm", "weight-decay",
+                            "alpha-rescaling", "lambda"]
     assert [(v.method, v.overrides) for v in STUDIES["dcn-authors"].variants] == [
         ("dcn-np-authors", {}), ("dcn-p-authors", {})]
     for variant in STUDIES["dcn-authors"].variants:  # the paper's DCN with the authors' switches
@@ -87,6 +89,11 @@ def test_the_studies_declare_the_runs_of_the_book():
     assert [v.overrides["weight_decay"] for v in STUDIES["weight-decay"].variants] == [1e-4, 1e-2]
     assert [describe(v.overrides_for("usps")) for v in STUDIES["lambda"].variants] == [
         "λ = 2", "λ = 3", "λ = 5"]
+    assert [describe(v.overrides) for v in STUDIES["alpha-rescaling"].variants] == [
+        "α rescaled as the embedding shrinks; α = 100 for 100 epochs",
+        "α rescaled as the embedding shrinks; α = 10 for 100 epochs"]
+    assert STUDIES["alpha-rescaling"].covers("20news")
+    assert not STUDIES["alpha-rescaling"].covers("usps")
 
 
 def test_a_variant_takes_the_tradeoff_of_its_reference_method_on_each_dataset():
@@ -260,6 +267,26 @@ def test_alpha_points_place_each_dkm_p_variant_at_its_alpha():
     points = alpha_points(records, "usps")
     assert list(points["alpha"]) == [10.0, 1000.0, math.inf]
     assert list(points["score"]) == pytest.approx([50.0, 70.0, 60.0])
+
+
+def test_rescaling_effects_pair_each_rescaled_alpha_with_the_same_alpha_held_constant():
+    def held(alpha):
+        return _variant("alpha", "dkm-p", schedule=constant(alpha, 100))
+
+    def rescaled(alpha):
+        return _variant("alpha-rescaling", "dkm-p", schedule=constant(alpha, 100))
+
+    records = [_record("dkm-p", s, a, held(100.0), "20news") for s, a in [(1, .2), (2, .1), (3, .3)]]
+    records += [_record("dkm-p", s, a, rescaled(100.0), "20news")
+                for s, a in [(1, .5), (2, .5), (4, .9)]]
+    records += [_record("dkm-p", 1, 0.9, held(10.0), "20news"), _record("dkm-p", 1, 0.7)]
+    table = rescaling_effects(records, "20news")
+    assert list(table.alpha) == [100.0]  # α = 10 has no rescaled run
+    row = table.iloc[0]
+    assert row.n == 2  # seeds 1 and 2
+    assert (row.constant, row.rescaled, row.difference) == pytest.approx((15.0, 50.0, 35.0))
+    assert row.low < row.difference < row.high
+    assert rescaling_effects([], "20news").empty
 
 
 def test_the_towards_dkm_chain_walks_from_dcn_p_to_dkm_p_in_order():
