@@ -1009,9 +1009,11 @@ def rescaling_effects(records: Iterable[Mapping[str, Any]], dataset: str, metric
     -------
     pandas.DataFrame
         One row per α of :data:`RESCALED_ALPHAS` with a rescaled run: ``alpha``,
-        ``n`` pairs, ``constant`` and ``rescaled`` (their means on the paired
-        seeds, percent), ``difference`` (rescaled minus constant), ``low`` and
-        ``high`` (its t interval at ``confidence``).
+        ``seeds`` (the paired seeds, a tuple) and their number ``paired``,
+        ``constant`` and ``rescaled`` (their means on those seeds, percent),
+        ``difference`` (rescaled minus constant), ``low`` and ``high`` (its t
+        interval at ``confidence``; NaN with one pair), as :func:`difference_text`
+        reads them.
     """
     from dkm.annealing import constant
 
@@ -1025,12 +1027,12 @@ def rescaling_effects(records: Iterable[Mapping[str, Any]], dataset: str, metric
         common = rescaled.index.intersection(held.index)
         if not len(common):
             continue
-        difference, low, high, n = paired_difference(rescaled, held, confidence)
-        rows.append({"alpha": alpha, "n": n, "constant": held[common].mean(),
-                     "rescaled": rescaled[common].mean(), "difference": difference,
-                     "low": low, "high": high})
-    return pd.DataFrame(rows, columns=["alpha", "n", "constant", "rescaled", "difference", "low",
-                                       "high"])
+        difference, low, high, paired = paired_difference(rescaled, held, confidence)
+        rows.append({"alpha": alpha, "seeds": tuple(int(s) for s in common), "paired": paired,
+                     "constant": held[common].mean(), "rescaled": rescaled[common].mean(),
+                     "difference": difference, "low": low, "high": high})
+    return pd.DataFrame(rows, columns=["alpha", "seeds", "paired", "constant", "rescaled",
+                                       "difference", "low", "high"])
 
 
 def towards_dkm_chain(records: Iterable[Mapping[str, Any]], dataset: str, metric: str = "acc",

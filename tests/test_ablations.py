@@ -22,6 +22,7 @@ from dkm.ablations import (
     alpha_points,
     compare,
     describe,
+    difference_text,
     paper_verdicts,
     protocol_params,
     rescaling_effects,
@@ -283,9 +284,10 @@ def test_rescaling_effects_pair_each_rescaled_alpha_with_the_same_alpha_held_con
     table = rescaling_effects(records, "20news")
     assert list(table.alpha) == [100.0]  # α = 10 has no rescaled run
     row = table.iloc[0]
-    assert row.n == 2  # seeds 1 and 2
+    assert row.paired == 2 and row.seeds == (1, 2)
     assert (row.constant, row.rescaled, row.difference) == pytest.approx((15.0, 50.0, 35.0))
     assert row.low < row.difference < row.high
+    assert difference_text(row, "points", seeds=True).endswith("points over 2 seeds")
     assert rescaling_effects([], "20news").empty
 
 
