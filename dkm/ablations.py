@@ -1015,15 +1015,14 @@ def rescaling_effects(records: Iterable[Mapping[str, Any]], dataset: str, metric
         interval at ``confidence``; NaN with one pair), as :func:`difference_text`
         reads them.
     """
-    from dkm.annealing import constant
-
     records = list(records)
     rows = []
-    for alpha in RESCALED_ALPHAS:
-        schedule = {"schedule": constant(alpha, 100)}
-        rescaled = variant_scores(records, Variant("dkm-p", {**schedule, "alpha_rescaling": True}),
-                                  dataset, metric, split)
-        held = variant_scores(records, Variant("dkm-p", schedule), dataset, metric, split)
+    for variant in study("alpha-rescaling").variants:
+        alpha = variant.overrides["schedule"].alphas[0]
+        constant = Variant(variant.method, {k: v for k, v in variant.overrides.items()
+                                            if k != "alpha_rescaling"})
+        rescaled = variant_scores(records, variant, dataset, metric, split)
+        held = variant_scores(records, constant, dataset, metric, split)
         common = rescaled.index.intersection(held.index)
         if not len(common):
             continue
