@@ -1196,7 +1196,9 @@ def final_assignment(snapshots_dir: str | os.PathLike[str], dataset: str, seed: 
     Returns
     -------
     pandas.DataFrame
-        Indexed by the snapshots' labels (:func:`describe`): ``alpha``, ``largest_weight``,
+        Indexed by the snapshots' labels (:func:`describe`): ``first_alpha`` and ``alpha``
+        (the run's α at its first and last epoch), ``rescaled`` (whether the run rescaled α
+        as its embedding shrank, ``alpha_rescaling``), ``largest_weight``,
         ``clusters_used``, ``embedding_norm`` (the last epoch's) and ``critical_alpha``;
         empty without snapshots.
     """
@@ -1207,14 +1209,17 @@ def final_assignment(snapshots_dir: str | os.PathLike[str], dataset: str, seed: 
         history = snapshot.history[method]
         alpha = float(history["alpha"][-1])
         labels = snapshot.labels[method]
-        rows[label] = {"alpha": alpha,
+        overrides = snapshot.meta.get("overrides", {}).get(method, {})
+        rows[label] = {"first_alpha": float(history["alpha"][0]), "alpha": alpha,
+                       "rescaled": bool(overrides.get("alpha_rescaling", False)),
                        "largest_weight": float(assignment_sharpness(
                            snapshot.embeddings[method], labels, [alpha])[alpha]),
                        "clusters_used": int(np.unique(labels).size),
                        "embedding_norm": float(history["embedding_norm"][-1]),
                        "critical_alpha": critical_alpha(snapshot.embeddings[method])}
     return pd.DataFrame.from_dict(rows, orient="index", columns=[
-        "alpha", "largest_weight", "clusters_used", "embedding_norm", "critical_alpha"])
+        "first_alpha", "alpha", "rescaled", "largest_weight", "clusters_used", "embedding_norm",
+        "critical_alpha"])
 
 
 def embedding_norm_curves(snapshots_dir: str | os.PathLike[str], dataset: str, seed: int,

@@ -384,9 +384,15 @@ def test_final_assignment_reads_each_run_at_its_last_alpha(tmp_path):
     snapshot(tmp_path / "usps-8905-dkm-p-alpha-1.npz", [1.0, 1.0],
              {"schedule": {"alphas": [1.0], "epochs_per_alpha": 100}},  # as save_snapshot writes it
              used=np.zeros(4, int))
+    snapshot(tmp_path / "usps-8905-dkm-p-alpha-1-rescaled.npz", [1.0, 2.5],
+             {"schedule": {"alphas": [1.0], "epochs_per_alpha": 100}, "alpha_rescaling": True})
     table = ablations.final_assignment(tmp_path, "usps", 8905)
-    assert list(table.index) == ["protocol", "α = 1 for 100 epochs"]
+    rescaled_label = "α rescaled as the embedding shrinks; α = 1 for 100 epochs"
+    assert list(table.index) == ["protocol", rescaled_label, "α = 1 for 100 epochs"]
     assert table.loc["protocol", "alpha"] == 1000.0
+    assert list(table.rescaled) == [False, True, False]
+    rescaled = table.loc[rescaled_label]
+    assert (rescaled.first_alpha, rescaled.alpha) == (1.0, 2.5)  # the α it started and ended at
     assert table.loc["protocol", "largest_weight"] == pytest.approx(1.0)
     assert table.loc["protocol", "clusters_used"] == 2
     assert table.loc["protocol", "embedding_norm"] == 1.5
