@@ -42,7 +42,7 @@ __all__ = ["Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "RESCAL
            "study", "pending",
            "tradeoff_points", "tradeoff_means", "tradeoff_choice", "run_study", "load_study",
            "protocol_records", "study_tradeoff_points", "tradeoff_onset", "variant_params", "protocol_params", "switches", "describe",
-           "variant_scores", "compare", "excludes_zero", "zero_nmi_variants", "difference_text",
+           "variant_scores", "compare", "excludes_zero", "zero_nmi_variants", "signed", "difference_text",
            "temperature_effects", "temperature_by_dataset", "assignment_sharpness",
            "pretrained_sharpness", "NEARLY_HARD",
            "agreement_by_dataset", "against_paper", "paper_verdicts", "alpha_points",
@@ -660,8 +660,19 @@ def zero_nmi_variants(ablation: Iterable[Mapping[str, Any]],
     return nmi[(nmi["mean"] == 0) & (nmi["n"] >= seeds_needed)]
 
 
+def signed(value: float) -> str:
+    """A difference as text, signed, with one decimal and a true minus sign.
+
+    Examples
+    --------
+    >>> signed(1.23), signed(-0.6)
+    ('+1.2', '−0.6')
+    """
+    return f"{value:+.1f}".replace("-", "\u2212")
+
+
 def difference_text(row: Any, unit: str = "", seeds: bool = False) -> str:
-    """A paired difference and its interval as text: ``+1.2 [-0.6, +3.0] points over 3 seeds``.
+    """A paired difference and its interval as text: ``+1.2 [−0.6, +3.0] points over 3 seeds``.
 
     Parameters
     ----------
@@ -681,7 +692,7 @@ def difference_text(row: Any, unit: str = "", seeds: bool = False) -> str:
         row has one.
     """
     has_interval = bool(np.isfinite(row.low))
-    text = f"{row.difference:+.1f}" + (f" {_interval_text(row.low, row.high)}" if has_interval else "")
+    text = signed(row.difference) + (f" {_interval_text(row.low, row.high)}" if has_interval else "")
     text += f" {unit}" if unit else ""
     if seeds:
         text += f" over {row.paired} seeds" if has_interval else " on one seed"
@@ -689,7 +700,7 @@ def difference_text(row: Any, unit: str = "", seeds: bool = False) -> str:
 
 
 def _interval_text(low: float, high: float) -> str:
-    return f"[{low:+.1f}, {high:+.1f}]"
+    return f"[{signed(low)}, {signed(high)}]"
 
 
 def tradeoff_onset(comparison: pd.DataFrame, name: str = "lambda",
@@ -1147,8 +1158,8 @@ def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "htm
     def label(method: str) -> str:
         return typeset(registry.get(method).label, fmt)
 
-    def number(value: float, signed: bool) -> str:
-        return "–" if np.isnan(value) else f"{value:+.1f}" if signed else f"{value:.1f}"
+    def number(value: float, with_sign: bool) -> str:
+        return "–" if np.isnan(value) else signed(value) if with_sign else f"{value:.1f}"
 
     shown = comparison.assign(
         method=comparison["method"].map(label), against=comparison["against"].map(label),

@@ -329,7 +329,7 @@ def test_table_view_typesets_labels_and_rounds():
                            "low": np.nan, "high": np.nan}])
     shown = table_view(frame, ["dataset", "method", "against", "mean", "difference", "interval"])
     assert shown.iloc[0].tolist() == ["USPS", "DKM<sup>pa</sup>", "DKM<sup>p</sup>", "71.3",
-                                      "+1.0", "[-0.5,\u00a0+2.6]"]
+                                      "+1.0", "[−0.5,\u00a0+2.6]"]
     assert shown.iloc[1].tolist()[-2:] == ["–", "–"]
 
 
@@ -562,12 +562,12 @@ def test_difference_text_writes_the_interval_only_where_there_is_one():
     table = pd.DataFrame({"difference": [1.23, -2.0], "low": [-0.61, np.nan],
                           "high": [3.04, np.nan], "paired": [3, 1]})
     with_interval, one_seed = table.itertuples()
-    assert ablations.difference_text(with_interval) == "+1.2 [-0.6, +3.0]"
-    assert ablations.difference_text(with_interval, "points") == "+1.2 [-0.6, +3.0] points"
+    assert ablations.difference_text(with_interval) == "+1.2 [−0.6, +3.0]"
+    assert ablations.difference_text(with_interval, "points") == "+1.2 [−0.6, +3.0] points"
     assert ablations.difference_text(with_interval, "points", seeds=True) == (
-        "+1.2 [-0.6, +3.0] points over 3 seeds")
-    assert ablations.difference_text(one_seed, "points", seeds=True) == "-2.0 points on one seed"
-    assert ablations.difference_text(table.iloc[1]) == "-2.0"
+        "+1.2 [−0.6, +3.0] points over 3 seeds")
+    assert ablations.difference_text(one_seed, "points", seeds=True) == "−2.0 points on one seed"
+    assert ablations.difference_text(table.iloc[1]) == "−2.0"
 
 
 def test_temperature_by_dataset_names_the_variants_whose_interval_excludes_zero():
