@@ -128,6 +128,38 @@ def build_parser() -> argparse.ArgumentParser:
     ablate.add_argument("--verbose", action="store_true",
                         help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
 
+    snapshot = commands.add_parser(
+        "snapshot", help="train methods for one seed and keep their embeddings and curves",
+        description="Train the methods for one seed from one shared pretraining, as the "
+                    "protocol does, and keep for a fixed sample of points each method's final "
+                    "embedding and clusters, its per-epoch curves and its scores, in "
+                    "SNAPSHOTS/<dataset>-<seed>.npz (dkm.snapshots). With --study, one file "
+                    "per variant of the study, SNAPSHOTS/<dataset>-<seed>-<method>-<tag>.npz: "
+                    "the files the book's figures read. A file that exists is kept, so an "
+                    "interrupted command can simply be run again.",
+    )
+    snapshot.add_argument("--dataset", required=True,
+                          help="a dataset name or a path, as for run (one)")
+    snapshot.add_argument("--seed", type=int, default=paper.PAPER_SEEDS[0],
+                          help=f"the seed; default {paper.PAPER_SEEDS[0]}, the paper's first")
+    snapshot.add_argument("--method", action="append", dest="methods", default=None,
+                          help="a method with an embedding (repeat for several); with --study, "
+                               "keep only its variants (default: all of the study's)")
+    snapshot.add_argument("--study", default=None,
+                          help="snapshot every variant of this ablation study instead")
+    snapshot.add_argument("--name", default=None,
+                          help="without --study, file the methods under "
+                               "<dataset>-<seed>-<name>.npz (beside the protocol's own file)")
+    snapshot.add_argument("--n-points", type=_positive_int, default=2_000,
+                          help="size of the sample of points kept; default 2000")
+    snapshot.add_argument("--scale", type=_positive_float, default=1.0,
+                          help="multiply every epoch count; default 1 (the paper's epochs)")
+    snapshot.add_argument("--data-home", default=None, help="directory of the named datasets")
+    snapshot.add_argument("--snapshots", required=True,
+                          help="the folder of the snapshots (e.g. results/snapshots)")
+    snapshot.add_argument("--verbose", action="store_true",
+                          help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
+
     report = commands.add_parser(
         "report", help="render the paper's tables from a results store",
         description="Render a table of the paper or its supplement from the records.",
@@ -206,6 +238,51 @@ def _command_ablate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_snapshot(args: argparse.Namespace) -> int:
+    from dkm.data import load
+    from dkm.snapshots import save_snapshot, snapshot_name
+
+    data = load(args.dataset, args.data_home)
+    folder = Path(args.snapshots)
+    if args.study is None:
+        if not args.methods:
+            raise CommandError("name the methods to keep with --method (or a study with --study)")
+        name = snapshot_name(data.name, args.seed)
+        if args.name:
+            name = name.removesuffix(".npz") + f"-{args.name}.npz"
+        # (method list, overrides) of each file to write, by its name
+        planned = {name: (args.methods, None)}
+    else:
+        from dkm.ablations import study
+
+        chosen = study(args.study)
+        if not chosen.covers(data.name):
+            raise CommandError(f"the {chosen.name!r} study is designed for "
+                               f"{', '.join(chosen.datasets)} only, not {data.name!r}")
+        if args.name:
+            raise CommandError("--name names a protocol snapshot; a study's files are named "
+                               "by their variants")
+        methods = args.methods or list(chosen.methods)
+        unknown = sorted(set(methods) - set(chosen.methods))
+        if unknown:
+            raise CommandError(f"the {chosen.name!r} study has no variant of "
+                               f"{', '.join(unknown)}; its methods are {', '.join(chosen.methods)}")
+        planned = {}
+        for variant in (v for v in chosen.variants if v.method in methods):
+            overrides = variant.overrides_for(data.name)
+            planned[snapshot_name(data.name, args.seed, variant.method, overrides)] = (
+                [variant.method], {variant.method: overrides} if overrides else None)
+    for name, (methods, overrides) in planned.items():
+        path = folder / name
+        if path.exists():
+            print(f"kept {path} (it exists)")
+            continue
+        save_snapshot(data, methods, args.seed, path, n_points=args.n_points, scale=args.scale,
+                      overrides=overrides)
+        print(f"wrote {path}")
+    return 0
+
+
 def _store_files(paths: Sequence[str]) -> list[Path]:
     """The stores named: files as given, directories by their ``*.jsonl``."""
     files = []
@@ -274,10 +351,10 @@ def _start_tensorflow_quietly() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m dkm``; returns the exit status."""
     args = build_parser().parse_args(argv)
-    if args.command in ("run", "ablate") and not args.verbose:
+    if args.command in ("run", "ablate", "snapshot") and not args.verbose:
         _start_tensorflow_quietly()
     try:
-        return {"run": _command_run, "ablate": _command_ablate,
+        return {"run": _command_run, "ablate": _command_ablate, "snapshot": _command_snapshot,
                 "report": _command_report}[args.command](args)
     except (CommandError, ValueError, FileNotFoundError, ImportError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -37,7 +38,8 @@ from dkm import registry
 from dkm._atomic import atomic_write
 from dkm.data import Dataset, load
 
-__all__ = ["Snapshot", "save_snapshot", "write_snapshot", "load_snapshot", "sample_points"]
+__all__ = ["Snapshot", "save_snapshot", "write_snapshot", "load_snapshot", "sample_points",
+           "snapshot_name", "variant_tag"]
 
 #: Seed of the sample of points a snapshot keeps (fixed, so every snapshot of a
 #: dataset shows the same points).
@@ -237,3 +239,63 @@ def load_snapshot(path: str | os.PathLike[str]) -> Snapshot:
             history[method] = {name[len(prefix):]: archive[name]
                                for name in archive.files if name.startswith(prefix)}
         return Snapshot(meta, archive["points"], archive["y"], embeddings, labels, history)
+
+
+def snapshot_name(dataset: str, seed: int, method: str | None = None,
+                  overrides: Mapping[str, Any] | None = None) -> str:
+    """The file name a snapshot is kept under, the one the book's readers look for.
+
+    ``<dataset>-<seed>.npz`` for the protocol's runs, ``<dataset>-<seed>-<method>.npz``
+    for one method's protocol run kept apart, and ``<dataset>-<seed>-<method>-<tag>.npz``
+    for a variant of it (:func:`variant_tag` of its ``overrides``).
+
+    Examples
+    --------
+    >>> snapshot_name("usps", 8905)
+    'usps-8905.npz'
+    >>> snapshot_name("20news", 8905, "dkm-p", {"weight_decay": 0.01})
+    '20news-8905-dkm-p-decay-1e-2.npz'
+    """
+    if overrides and method is None:
+        raise ValueError("a variant's snapshot needs its method: pass method= with overrides=")
+    parts = [dataset, str(seed)] + ([method] if method else []) + (
+        [variant_tag(overrides)] if overrides else [])
+    return "-".join(parts) + ".npz"
+
+
+def variant_tag(overrides: Mapping[str, Any]) -> str:
+    """A short, file-name-safe tag for a variant's switches.
+
+    The schedule first (``alpha-100`` for a constant α, ``anneal-<n>`` for
+    ``n`` values of α), then the assignment, the trade-off, the weight decay,
+    α's rescaling and any other field (``name-value``), joined by hyphens.
+
+    Examples
+    --------
+    >>> from dkm.annealing import constant
+    >>> variant_tag({"schedule": constant(100.0, 100), "alpha_rescaling": True})
+    'alpha-100-rescaled'
+    >>> variant_tag({"weight_decay": 1e-4})
+    'decay-1e-4'
+    """
+    from dkm.experiments import _jsonable
+
+    switches = dict(_jsonable(dict(overrides)))
+    parts = []
+    schedule = switches.pop("schedule", None)
+    if schedule is not None:
+        alphas = schedule["alphas"]
+        parts.append(f"alpha-{alphas[0]:g}" if len(alphas) == 1 else f"anneal-{len(alphas)}")
+    if "assignment" in switches:
+        parts.append(str(switches.pop("assignment")))
+    for name in ("lam", "gamma"):
+        if name in switches:
+            parts.append(f"{'lambda' if name == 'lam' else name}-{switches.pop(name):g}")
+    if "weight_decay" in switches:
+        parts.append("decay-" + re.sub(r"e([+-])0*(\d)", r"e\1\2",
+                                       f"{switches.pop('weight_decay'):.0e}").replace("e+", "e"))
+    if switches.pop("alpha_rescaling", False):
+        parts.append("rescaled")
+    parts += [f"{name.replace('_', '-')}-{value}" for name, value in sorted(switches.items())]
+    tag = "-".join(parts)
+    return re.sub(r"[^A-Za-z0-9.+-]", "", tag) or "protocol"

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,3 +27,15 @@ def data_home() -> Path:
     if not home.is_dir():
         pytest.skip(f"real datasets not found: DKM_DATA_HOME={home} is not a directory")
     return home
+
+
+@pytest.fixture
+def cli():
+    """Run ``python -m dkm ARGS...`` in a folder: ``cli(*args, cwd=folder)`` gives the
+    completed process (text output), with this checkout's package first on the path."""
+    def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "dkm", *args], capture_output=True,
+                              text=True, cwd=cwd,
+                              env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
+                                   "PYTHONPATH": str(REPO_ROOT)})
+    return run

@@ -4,9 +4,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -417,21 +414,15 @@ def test_embedding_norm_curves_refuse_two_snapshots_with_the_same_switches(tmp_p
         ablations.embedding_norm_curves(tmp_path, "usps", 8905)
 
 
-def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "dkm", *args], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
-                                        "PYTHONPATH": str(REPO_ROOT)})
-
-
-def test_cli_ablate_refuses_an_unknown_study(tmp_path):
-    completed = _cli("ablate", "--study", "beta", "--dataset", "digits", "--results",
+def test_cli_ablate_refuses_an_unknown_study(tmp_path, cli):
+    completed = cli("ablate", "--study", "beta", "--dataset", "digits", "--results",
                      str(tmp_path), cwd=tmp_path)
     assert completed.returncode == 2
     assert "unknown study 'beta'; choose among dcn-authors" in completed.stderr
     assert "Traceback" not in completed.stderr
-    help_text = "".join(_cli("ablate", "--help", cwd=tmp_path).stdout.split())  # unwrapped
+    help_text = "".join(cli("ablate", "--help", cwd=tmp_path).stdout.split())  # unwrapped
     assert all(name in help_text for name in STUDIES)
-    completed = _cli("ablate", "--study", "alpha", "--method", "dcn-p", "--dataset", "digits",
+    completed = cli("ablate", "--study", "alpha", "--method", "dcn-p", "--dataset", "digits",
                      "--results", str(tmp_path), cwd=tmp_path)
     assert completed.returncode == 2
     assert "'alpha' study has no variant of dcn-p" in completed.stderr
@@ -453,17 +444,17 @@ def test_a_study_designed_for_some_datasets_refuses_the_others_before_running(mo
     assert ablations.pending("lambda", [], ["usps", "20news"]).dataset.unique().tolist() == ["usps"]
 
 
-def test_cli_ablate_runs_a_study_resumably(tmp_path):
+def test_cli_ablate_runs_a_study_resumably(tmp_path, cli):
     args = ("ablate", "--study", "weight-decay", "--dataset", "digits", "--seeds", "1",
             "--scale", "0.02", "--results", str(tmp_path / "ablations"), "--quiet")
-    first = _cli(*args, cwd=tmp_path)
+    first = cli(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert "2 new record(s)" in first.stdout
     records = [json.loads(line) for line in
                (tmp_path / "ablations" / "weight-decay.jsonl").read_text().splitlines()]
     assert sorted(r["params"]["weight_decay"] for r in records) == [1e-4, 1e-2]
     assert (tmp_path / ".pretraining-cache").is_dir()
-    again = _cli(*args, cwd=tmp_path)
+    again = cli(*args, cwd=tmp_path)
     assert again.returncode == 0 and "0 new record(s)" in again.stdout
 
 

@@ -7,7 +7,9 @@ import pytest
 from dkm.data import load
 from dkm.experiments import run_seeds
 from dkm.methods.common import LoopConfig
-from dkm.snapshots import Snapshot, load_snapshot, sample_points, save_snapshot, write_snapshot
+from dkm.snapshots import (
+    Snapshot, load_snapshot, sample_points, save_snapshot, snapshot_name, variant_tag, write_snapshot,
+)
 
 TINY = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
 
@@ -102,3 +104,54 @@ def test_a_file_that_is_not_a_snapshot_is_refused(tmp_path):
     np.savez(tmp_path / "other.npz", X=np.zeros(3))
     with pytest.raises(ValueError, match="not an embedding snapshot"):
         load_snapshot(tmp_path / "other.npz")
+
+
+def test_snapshot_names_are_the_ones_the_books_readers_look_for():
+    from dkm.ablations import STUDIES, study
+
+    def named(study_name, dataset, index):
+        variant = study(study_name).variants[index]
+        return snapshot_name(dataset, 8905, variant.method, variant.overrides_for(dataset))
+
+    # the committed snapshots under results/snapshots were filed under these names
+    assert named("alpha", "20news", 2) == "20news-8905-dkm-p-alpha-100.npz"
+    assert named("alpha-rescaling", "20news", 0) == "20news-8905-dkm-p-alpha-100-rescaled.npz"
+    assert named("weight-decay", "usps", 0) == "usps-8905-dkm-p-decay-1e-4.npz"
+    assert named("weight-decay", "20news", 1) == "20news-8905-dkm-p-decay-1e-2.npz"
+    assert snapshot_name("usps", 8905) == "usps-8905.npz"
+    assert snapshot_name("20news", 8905, "ae-km") == "20news-8905-ae-km.npz"
+    for chosen in STUDIES.values():  # no two variants of a study share a file
+        names = [snapshot_name("usps", 1, v.method, v.overrides_for("usps"))
+                 for v in chosen.variants]
+        assert len(set(names)) == len(names), chosen.name
+    with pytest.raises(ValueError, match="needs its method"):
+        snapshot_name("usps", 1, overrides={"weight_decay": 0.1})
+
+
+def test_variant_tags_name_each_switch():
+    from dkm.annealing import constant, paper_annealing
+
+    assert variant_tag({"schedule": constant(1.0, 100)}) == "alpha-1"
+    assert variant_tag({"schedule": paper_annealing()}) == f"anneal-{len(paper_annealing().alphas)}"
+    assert variant_tag({"assignment": "hard", "lam": 0.5}) == "hard-lambda-0.5"
+    assert variant_tag({"weight_decay": 5e-3, "alpha_rescaling": True}) == "decay-5e-3-rescaled"
+    assert variant_tag({"epochs": 50, "sampler": "sequential"}) == "epochs-50-sampler-sequential"
+
+
+def test_cli_snapshot_files_each_variant_of_a_study_and_resumes(tmp_path, cli):
+    args = ("snapshot", "--study", "weight-decay", "--dataset", "digits", "--scale", "0.02",
+            "--n-points", "50", "--snapshots", str(tmp_path / "snapshots"))
+    first = cli(*args, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    files = sorted(p.name for p in (tmp_path / "snapshots").iterdir())
+    assert files == ["digits-8905-dkm-p-decay-1e-2.npz", "digits-8905-dkm-p-decay-1e-4.npz"]
+    snapshot = load_snapshot(tmp_path / "snapshots" / files[0])
+    assert snapshot.meta["overrides"] == {"dkm-p": {"weight_decay": 0.01}}
+    assert snapshot.points.size == 50 and snapshot.meta["seed"] == 8905
+    again = cli(*args, cwd=tmp_path)
+    assert again.returncode == 0 and again.stdout.count("kept") == 2
+    refused = cli("snapshot", "--dataset", "digits", "--snapshots", str(tmp_path), cwd=tmp_path)
+    assert refused.returncode == 2 and "name the methods to keep with --method" in refused.stderr
+    refused = cli("snapshot", "--study", "lambda", "--dataset", "digits", "--snapshots",
+                   str(tmp_path), cwd=tmp_path)
+    assert refused.returncode == 2 and "designed for usps only, not 'digits'" in refused.stderr
