@@ -161,8 +161,39 @@ def provenance() -> dict[str, str]:
         "dkm_version": dkm.__version__, "git_commit": _git_commit(),
         "python": platform.python_version(), "tensorflow": tf.__version__,
         "numpy": np.__version__, "scikit_learn": sklearn.__version__,
-        "device": device, "hostname": socket.gethostname(),
+        "device": device, "cpu": cpu_identity(), "hostname": socket.gethostname(),
     }
+
+
+def cpu_identity(cpuinfo: str | None = None) -> str:
+    """The CPU's vendor, family, model and stepping and its widest vector instruction set.
+
+    A CPU run's float rounding can depend on them: XLA compiles for the host's
+    instruction set. Read from ``/proc/cpuinfo`` (or the text given); the
+    machine's architecture where that cannot be read.
+
+    Examples
+    --------
+    >>> cpu_identity("vendor_id : AuthenticAMD\\ncpu family : 25\\nmodel : 17\\n"
+    ...              "stepping : 1\\nflags : fpu sse4_2 avx avx2 avx512f")
+    'AuthenticAMD family 25 model 17 stepping 1, avx512f'
+    """
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return platform.machine()
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    if "cpu family" not in fields:
+        return platform.machine()
+    flags = set(fields.get("flags", "").split())
+    widest = next((isa for isa in ("avx512f", "avx2", "avx", "sse4_2") if isa in flags), "")
+    return (f"{fields.get('vendor_id', '?')} family {fields['cpu family']} model "
+            f"{fields.get('model', '?')} stepping {fields.get('stepping', '?')}"
+            + (f", {widest}" if widest else ""))
 
 
 def _cpu_name() -> str:

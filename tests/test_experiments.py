@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -38,7 +39,19 @@ def test_a_record_has_the_protocol_fields(digits):
         assert set(record["metrics"][part]) == {"acc", "nmi", "ari"}
         assert set(record["kmeans_on_embedding"][part]) == {"acc", "nmi", "ari"}
     assert record["provenance"]["tensorflow"] and record["provenance"]["git_commit"]
+    assert record["provenance"]["cpu"]
     assert record["wall_time_s"] > 0
+
+
+def test_the_cpu_identity_names_the_model_and_its_widest_vector_instructions():
+    from dkm.experiments import cpu_identity
+
+    intel = ("processor : 0\nvendor_id : GenuineIntel\ncpu family : 6\nmodel : 85\n"
+             "model name : Xeon\nstepping : 7\nflags : fpu sse4_2 avx avx2\n"
+             "processor : 1\nvendor_id : GenuineIntel\ncpu family : 6\nmodel : 85\n")
+    assert cpu_identity(intel) == "GenuineIntel family 6 model 85 stepping 7, avx2"
+    assert cpu_identity("vendor_id : X\ncpu family : 1\nflags : fpu").endswith("stepping ?")
+    assert cpu_identity("Hardware : an ARM board\n") == platform.machine()
 
 
 def test_the_commit_is_dirty_only_when_the_package_itself_changed(tmp_path):
