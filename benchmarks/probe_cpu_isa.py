@@ -9,10 +9,14 @@ and sets each first-epoch loss beside the snapshot's. Equal values mean the
 same arithmetic; a setting that changes the value shows what the result
 depends on.
 
+With ``--checkout DIR`` (a checkout of the commit that wrote the snapshot,
+e.g. ``git worktree add DIR <commit>``) one more run uses that code.
+
 Usage (one JSON line per setting, then the snapshot's)::
 
+    git worktree add /tmp/snapshot-code 97fc1e2
     python benchmarks/probe_cpu_isa.py --snapshot results/snapshots/usps-8905-dkm-p-decay-1e-4.npz \\
-        > benchmarks/results/probe-cpu-isa.jsonl
+        --checkout /tmp/snapshot-code > benchmarks/results/probe-cpu-isa.jsonl
 """
 from __future__ import annotations
 
@@ -60,6 +64,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--snapshot", required=True, type=Path,
                         help="a committed snapshot whose pretraining the probe repeats")
+    parser.add_argument("--checkout", type=Path, default=None,
+                        help="a checkout of another commit: one more run uses its code")
     args = parser.parse_args()
 
     from dkm.snapshots import load_snapshot
@@ -68,7 +74,10 @@ def main() -> None:
     meta = snapshot.meta
     method = next(m for m in meta["methods"] if "pretrain_loss" in snapshot.history[m])
     recorded = snapshot.history[method]["pretrain_loss"]
-    for name, env in SETTINGS.items():
+    settings = dict(SETTINGS)
+    if args.checkout is not None:
+        settings["the code of another commit"] = {"PYTHONPATH": str(args.checkout.resolve())}
+    for name, env in settings.items():
         run = first_epoch(meta["dataset"], meta["seed"], len(recorded), env)
         print(json.dumps({"kind": "setting", "setting": name, "env": env, **run}), flush=True)
     print(json.dumps({"kind": "snapshot", "snapshot": str(args.snapshot),
