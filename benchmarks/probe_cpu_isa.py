@@ -54,8 +54,8 @@ print(json.dumps({"first_epoch_loss": float(snapshot.history["ae-km"]["pretrain_
 
 def first_epoch(dataset: str, seed: int, epochs: int, env: dict[str, str]) -> dict:
     """The first pretraining epoch's loss in a fresh process run with ``env`` added."""
-    completed = subprocess.run(
-        [sys.executable, "-c", _ONE_EPOCH, dataset, str(seed), str(epochs)],
+    completed = subprocess.run(  # -P: the working directory does not shadow PYTHONPATH
+        [sys.executable, "-P", "-c", _ONE_EPOCH, dataset, str(seed), str(epochs)],
         capture_output=True, text=True, check=True, env={**os.environ, **env})
     return json.loads(completed.stdout.strip().splitlines()[-1])
 

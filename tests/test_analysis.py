@@ -486,3 +486,27 @@ def test_rerun_gaps_pair_a_rerun_with_the_record_of_its_configuration():
     assert row.difference == pytest.approx(0.13)
     assert (row.recorded_at, row.rerun_at) == ("old", "new")
     assert rerun_gaps([], records).empty
+
+
+def test_the_isa_probe_table_compares_each_setting_with_the_snapshot_and_the_machine():
+    from dkm.analysis import isa_probe_table
+
+    def line(kind, loss, commit, setting=None, cpu="AuthenticAMD family 25, avx512f"):
+        provenance = {"git_commit": commit, **({"cpu": cpu} if cpu else {})}
+        return {"kind": kind, "first_epoch_loss": loss, "provenance": provenance,
+                **({"setting": setting} if setting else {})}
+
+    rows = [line("setting", 57.8307, "a" * 40, "as the machine runs it"),
+            line("setting", 57.8309, "a" * 40 + "-dirty", "XLA capped at AVX"),
+            line("snapshot", 57.8310, "b" * 40, cpu=None),
+            line("setting", 57.8310, "b" * 40, "the code of another commit")]
+    table = isa_probe_table(rows)
+    assert list(table.setting) == ["as the machine runs it", "XLA capped at AVX",
+                                   "the code of another commit", "the snapshot"]
+    assert list(table.commit) == ["aaaaaaa", "aaaaaaa-dirty", "bbbbbbb", "bbbbbbb"]
+    assert list(table.same_as_snapshot) == [False, False, True, True]
+    assert list(table.same_as_machine) == [True, False, False, False]
+    assert pd.isna(table.cpu.iloc[-1])
+    assert isa_probe_table([]).empty
+    with pytest.raises(ValueError, match="one snapshot line, these lines have 0"):
+        isa_probe_table(rows[:2])

@@ -93,3 +93,51 @@ def rerun_gaps(reruns: Iterable[Mapping[str, Any]], records: Iterable[Mapping[st
                      "rerun_at": rerun["provenance"]["git_commit"]})
     return pd.DataFrame(rows, columns=["dataset", "method", "seed", "recorded", "rerun",
                                        "difference", "recorded_at", "rerun_at"])
+
+
+def isa_probe_table(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """The lines of ``benchmarks/probe_cpu_isa.py`` as a table, the snapshot's last.
+
+    Parameters
+    ----------
+    rows : iterable of mapping
+        Its JSON lines: one per setting (``kind`` ``"setting"``) and the
+        snapshot's (``kind`` ``"snapshot"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per line: ``setting`` (``"the snapshot"`` for its own line),
+        ``first_epoch_loss``, ``commit`` (seven digits, ``-dirty`` kept), ``cpu``
+        (missing where the provenance predates it), ``same_as_snapshot`` and
+        ``same_as_machine`` (the loss equals, bit for bit, the snapshot's or the
+        one of the setting ``"as the machine runs it"``); empty without lines.
+
+    Raises
+    ------
+    ValueError
+        When there are lines but not exactly one snapshot line.
+    """
+    rows = list(rows)
+    if not rows:
+        return pd.DataFrame(columns=["setting", "first_epoch_loss", "commit", "cpu",
+                                     "same_as_snapshot", "same_as_machine"])
+    snapshots = [r for r in rows if r["kind"] == "snapshot"]
+    if len(snapshots) != 1:
+        raise ValueError(f"a probe has one snapshot line, these lines have {len(snapshots)}")
+    settings = [r for r in rows if r["kind"] == "setting"]
+    machine = next((r["first_epoch_loss"] for r in settings
+                    if r["setting"] == "as the machine runs it"), None)
+    frame = pd.DataFrame([{
+        "setting": r["setting"] if r["kind"] == "setting" else "the snapshot",
+        "first_epoch_loss": float(r["first_epoch_loss"]),
+        "commit": _short_commit(r["provenance"]["git_commit"]),
+        "cpu": r["provenance"].get("cpu"),
+    } for r in [*settings, *snapshots]])
+    frame["same_as_snapshot"] = frame.first_epoch_loss == snapshots[0]["first_epoch_loss"]
+    frame["same_as_machine"] = frame.first_epoch_loss == machine
+    return frame
+
+
+def _short_commit(commit: str) -> str:
+    return commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")
