@@ -123,6 +123,26 @@ class Study:
         """Whether the study is designed for the dataset called ``dataset``."""
         return self.datasets is None or dataset in self.datasets
 
+    def variants_for(self, dataset: str, methods: Iterable[str] | None = None
+                     ) -> tuple[Variant, ...]:
+        """The variants of ``methods`` (all of :attr:`methods` by default) to run on ``dataset``.
+
+        Raises
+        ------
+        ValueError
+            For a dataset the study is not designed for (:meth:`covers`), or a
+            method it has no variant of.
+        """
+        if not self.covers(dataset):
+            raise ValueError(f"the {self.name!r} study is designed for "
+                             f"{', '.join(self.datasets)} only, not {dataset!r}")
+        methods = self.methods if methods is None else tuple(methods)
+        unknown = sorted(set(methods) - set(self.methods))
+        if unknown:
+            raise ValueError(f"the {self.name!r} study has no variant of {', '.join(unknown)}; "
+                             f"its methods are {', '.join(self.methods)}")
+        return tuple(v for v in self.variants if v.method in methods)
+
     @property
     def methods(self) -> tuple[str, ...]:
         """The methods its variants run, each once, in order."""
@@ -244,22 +264,15 @@ def run_study(
 
     chosen = study(name)
     datasets = list(datasets)
-    for dataset in datasets:
-        dataset_name = dataset.name if isinstance(dataset, Dataset) else str(dataset)
-        if not chosen.covers(dataset_name):
-            raise ValueError(f"the {chosen.name!r} study is designed for "
-                             f"{', '.join(chosen.datasets)} only, not {dataset_name!r}")
-    methods = chosen.methods if methods is None else tuple(methods)
-    unknown = sorted(set(methods) - set(chosen.methods))
-    if unknown:
-        raise ValueError(f"the {chosen.name!r} study has no variant of {', '.join(unknown)}; "
-                         f"its methods are {', '.join(chosen.methods)}")
+    methods = None if methods is None else tuple(methods)
+    for dataset in datasets:  # every refusal before anything runs
+        chosen.variants_for(dataset.name if isinstance(dataset, Dataset) else str(dataset), methods)
     store = Path(results_dir) / f"{chosen.name}.jsonl"
     cache_dir = cache_dir if cache_dir is not None else Path(results_dir).parent / ".pretraining-cache"
     added = 0
     for dataset in datasets:
         data = dataset if isinstance(dataset, Dataset) else load(dataset)
-        for variant in (v for v in chosen.variants if v.method in methods):
+        for variant in chosen.variants_for(data.name, methods):
             overrides = variant.overrides_for(data.name)
             log(f"{chosen.name}: {data.name} {variant.method}, {describe(overrides)}")
             added += run_grid([data], [variant.method], seeds, store, scale=scale,

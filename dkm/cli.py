@@ -255,20 +255,11 @@ def _command_snapshot(args: argparse.Namespace) -> int:
     else:
         from dkm.ablations import study
 
-        chosen = study(args.study)
-        if not chosen.covers(data.name):
-            raise CommandError(f"the {chosen.name!r} study is designed for "
-                               f"{', '.join(chosen.datasets)} only, not {data.name!r}")
         if args.name:
             raise CommandError("--name names a protocol snapshot; a study's files are named "
                                "by their variants")
-        methods = args.methods or list(chosen.methods)
-        unknown = sorted(set(methods) - set(chosen.methods))
-        if unknown:
-            raise CommandError(f"the {chosen.name!r} study has no variant of "
-                               f"{', '.join(unknown)}; its methods are {', '.join(chosen.methods)}")
         planned = {}
-        for variant in (v for v in chosen.variants if v.method in methods):
+        for variant in study(args.study).variants_for(data.name, args.methods):
             overrides = variant.overrides_for(data.name)
             planned[snapshot_name(data.name, args.seed, variant.method, overrides)] = (
                 [variant.method], {variant.method: overrides} if overrides else None)
@@ -361,6 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m dkm {args.command}: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: finished runs are in the results store; run the same command "
-              "again to continue", file=sys.stderr)
+        kept = ("finished snapshots are kept" if args.command == "snapshot" else
+                "finished runs are in the results store")
+        print(f"interrupted: {kept}; run the same command again to continue", file=sys.stderr)
         return 130

@@ -752,3 +752,13 @@ def test_hard_from_start_keeps_the_datasets_whose_pretrained_assignment_is_nearl
     # at a higher α the close clusters are nearly hard too
     assert ablations.hard_from_start(tmp_path, ["20news", "usps"], seed=1, alpha=1000.0) == [
         "20news", "usps"]
+
+
+def test_a_study_gives_the_variants_of_the_methods_asked_for_on_a_dataset():
+    alpha = STUDIES["alpha"]
+    assert [v.method for v in alpha.variants_for("usps", ["dkm-a"])] == ["dkm-a"]
+    assert alpha.variants_for("20news") == alpha.variants
+    with pytest.raises(ValueError, match="'alpha' study has no variant of dcn-p"):
+        alpha.variants_for("usps", ["dcn-p", "dkm-p"])
+    with pytest.raises(ValueError, match="designed for 20news only, not 'usps'"):
+        STUDIES["alpha-rescaling"].variants_for("usps")
