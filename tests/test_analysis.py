@@ -510,3 +510,21 @@ def test_the_isa_probe_table_compares_each_setting_with_the_snapshot_and_the_mac
     assert isa_probe_table([]).empty
     with pytest.raises(ValueError, match="one snapshot line, these lines have 0"):
         isa_probe_table(rows[:2])
+
+
+def test_repeated_runs_set_each_later_record_of_a_configuration_against_the_first():
+    from dkm.analysis import repeated_runs
+
+    def record(config, acc, commit, created):
+        return {"dataset": "usps", "method": "dkm-a", "seed": 291, "config_hash": config,
+                "metrics": {"test": {"acc": acc}}, "provenance": {"git_commit": commit},
+                "created": created}
+
+    records = [record("a", 0.694, "new", "2026-11-26T11:00"), record("b", 0.5, "x", "2026-11-20"),
+               record("a", 0.782, "old", "2026-11-24T09:00"),
+               record("a", 0.782, "newer", "2026-11-27T09:00")]
+    repeated = repeated_runs(records)
+    assert list(repeated.rerun_at) == ["new", "newer"]
+    assert (repeated.recorded_at == "old").all()
+    assert list(repeated.difference.round(1)) == [-8.8, 0.0]
+    assert repeated_runs(records[:2]).empty
