@@ -292,8 +292,8 @@ def variant_tag(overrides: Mapping[str, Any]) -> str:
         if name in switches:
             parts.append(f"{'lambda' if name == 'lam' else name}-{switches.pop(name):g}")
     if "weight_decay" in switches:
-        parts.append("decay-" + re.sub(r"e([+-])0*(\d)", r"e\1\2",
-                                       f"{switches.pop('weight_decay'):.0e}").replace("e+", "e"))
+        mantissa, exponent = f"{switches.pop('weight_decay'):e}".split("e")
+        parts.append(f"decay-{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}")
     if switches.pop("alpha_rescaling", False):
         parts.append("rescaled")
     parts += [f"{name.replace('_', '-')}-{value}" for name, value in sorted(switches.items())]

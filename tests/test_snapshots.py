@@ -135,6 +135,7 @@ def test_variant_tags_name_each_switch():
     assert variant_tag({"schedule": paper_annealing()}) == f"anneal-{len(paper_annealing().alphas)}"
     assert variant_tag({"assignment": "hard", "lam": 0.5}) == "hard-lambda-0.5"
     assert variant_tag({"weight_decay": 5e-3, "alpha_rescaling": True}) == "decay-5e-3-rescaled"
+    assert variant_tag({"weight_decay": 1.5e-3}) == "decay-1.5e-3"  # not rounded onto 2e-3
     assert variant_tag({"epochs": 50, "sampler": "sequential"}) == "epochs-50-sampler-sequential"
 
 
