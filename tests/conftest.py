@@ -31,9 +31,10 @@ def data_home() -> Path:
 
 @pytest.fixture
 def cli():
-    """Run ``python -m dkm ARGS...`` in a folder: ``cli(*args, cwd=folder)`` gives the
-    completed process (text output), with this checkout's package first on the path."""
-    def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Run ``python -m dkm ARGS...`` in a folder (the repository by default):
+    ``cli(*args, cwd=folder)`` gives the completed process (text output), with this
+    checkout's package first on the path."""
+    def run(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "dkm", *args], capture_output=True,
                               text=True, cwd=cwd,
                               env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",

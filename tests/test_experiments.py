@@ -168,16 +168,11 @@ def test_a_grid_killed_mid_way_completes_on_restart_without_duplicates(tmp_path)
     assert len(records) == 6 and len({r["config_hash"] for r in records}) == 6
 
 
-def _cli(*args, cwd=REPO_ROOT):
-    return subprocess.run([sys.executable, "-m", "dkm", *args], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
-
-
-def test_cli_help_documents_every_option():
-    out = _cli("run", "--help").stdout
+def test_cli_help_documents_every_option(cli):
+    out = cli("run", "--help").stdout
     for option in ("--dataset", "--method", "--seeds", "--scale", "--lambda-search", "--results"):
         assert option in out
-    assert "--vs-paper" in _cli("report", "--help").stdout
+    assert "--vs-paper" in cli("report", "--help").stdout
 
 
 @pytest.mark.parametrize(
@@ -191,37 +186,37 @@ def test_cli_help_documents_every_option():
         (("report", "--results", "missing.jsonl"), "no results store"),
     ],
 )
-def test_cli_errors_are_one_line_and_non_zero(tmp_path, args, message):
-    completed = _cli(*args, cwd=tmp_path)
+def test_cli_errors_are_one_line_and_non_zero(tmp_path, args, message, cli):
+    completed = cli(*args, cwd=tmp_path)
     assert completed.returncode == 2
     assert message in completed.stderr
     assert "Traceback" not in completed.stderr
 
 
-def test_cli_run_then_report(tmp_path):
+def test_cli_run_then_report(tmp_path, cli):
     store = tmp_path / "runs.jsonl"
-    completed = _cli("run", "--dataset", "digits", "--method", "km", "--method", "ae-km",
+    completed = cli("run", "--dataset", "digits", "--method", "km", "--method", "ae-km",
                      "--seeds", "2", "--scale", "0.02", "--results", str(store), "--quiet")
     assert completed.returncode == 0, completed.stderr
     assert "4 new record(s)" in completed.stdout
-    report = _cli("report", "--results", str(store), "--table", "table1", "--vs-paper")
+    report = cli("report", "--results", str(store), "--table", "table1", "--vs-paper")
     assert report.returncode == 0, report.stderr
     assert "AE-KM" in report.stdout and "72.9" in report.stdout  # the paper's USPS AE-KM ACC
 
 
-def test_cli_report_reads_several_stores_and_says_which(tmp_path):
+def test_cli_report_reads_several_stores_and_says_which(tmp_path, cli):
     first, second = tmp_path / "a" / "one.jsonl", tmp_path / "two.jsonl"
     first.parent.mkdir()
     for store, seeds in ((first, "1"), (second, "2")):
-        assert _cli("run", "--dataset", "digits", "--method", "km", "--seeds", seeds, "--results",
+        assert cli("run", "--dataset", "digits", "--method", "km", "--seeds", seeds, "--results",
                     str(store), "--quiet").returncode == 0
-    both = _cli("report", "--results", str(first.parent), "--results", str(second),
+    both = cli("report", "--results", str(first.parent), "--results", str(second),
                 "--table", "table1")
     assert both.returncode == 0, both.stderr
     assert f"read 3 record(s) from {first}, {second}" in both.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
-    refused = _cli("report", "--results", str(empty))
+    refused = cli("report", "--results", str(empty))
     assert refused.returncode == 2 and "no results store (*.jsonl) in the directory" in refused.stderr
 
 
