@@ -178,15 +178,7 @@ def cpu_identity(cpuinfo: str | None = None) -> str:
     ...              "stepping : 1\\nflags : fpu sse4_2 avx avx2 avx512f")
     'AuthenticAMD family 25 model 17 stepping 1, avx512f'
     """
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text()
-        except OSError:
-            return platform.machine()
-    fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        key, _, value = line.partition(":")
-        fields.setdefault(key.strip(), value.strip())
+    fields = _cpuinfo_fields(cpuinfo)
     if "cpu family" not in fields:
         return platform.machine()
     flags = set(fields.get("flags", "").split())
@@ -196,14 +188,24 @@ def cpu_identity(cpuinfo: str | None = None) -> str:
             + (f", {widest}" if widest else ""))
 
 
+def _cpuinfo_fields(cpuinfo: str | None = None) -> dict[str, str]:
+    """The first processor's fields of ``/proc/cpuinfo`` (or of the text given); none when
+    it cannot be read."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return {}
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    return fields
+
+
 def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    return (_cpuinfo_fields().get("model name") or platform.processor()
+            or platform.machine())
 
 
 def _git_commit(package: Path = Path(__file__).resolve().parent) -> str:
