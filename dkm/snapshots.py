@@ -23,6 +23,7 @@ Layout of the ``.npz``::
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -36,6 +37,7 @@ import numpy as np
 
 from dkm import registry
 from dkm._atomic import atomic_write
+from dkm.annealing import Schedule, paper_annealing
 from dkm.data import Dataset, load
 
 __all__ = ["Snapshot", "save_snapshot", "write_snapshot", "load_snapshot", "sample_points",
@@ -263,12 +265,39 @@ def snapshot_name(dataset: str, seed: int, method: str | None = None,
     return "-".join(parts) + ".npz"
 
 
+def schedule_tag(schedule: Schedule) -> str:
+    """A short tag that tells a schedule apart from every other.
+
+    ``alpha-<α>`` for a constant α held for the paper's 100 epochs
+    (``alpha-<α>-<epochs>-epochs`` for another length); ``anneal-<n>`` for
+    the paper's annealing law with ``n`` values (:func:`~dkm.annealing.paper_annealing`
+    with its other arguments at their defaults); ``anneal-<n>-<digest>``
+    for any other schedule, the digest being the first 8 hexadecimal digits
+    of the SHA-1 of its values and epochs.
+
+    Examples
+    --------
+    >>> from dkm.annealing import constant, paper_annealing
+    >>> schedule_tag(constant(100.0, 100)), schedule_tag(constant(100.0, 50))
+    ('alpha-100', 'alpha-100-50-epochs')
+    >>> schedule_tag(paper_annealing(n_terms=20))
+    'anneal-20'
+    """
+    if len(schedule) == 1:
+        tag = f"alpha-{schedule.alphas[0]:g}"
+        return tag if schedule.total_epochs == 100 else f"{tag}-{schedule.total_epochs}-epochs"
+    if schedule == paper_annealing(n_terms=len(schedule)):
+        return f"anneal-{len(schedule)}"
+    values = json.dumps([list(schedule.alphas), schedule.epochs_per_alpha])
+    return f"anneal-{len(schedule)}-{hashlib.sha1(values.encode()).hexdigest()[:8]}"
+
+
 def variant_tag(overrides: Mapping[str, Any]) -> str:
     """A short, file-name-safe tag for a variant's switches.
 
-    The schedule first (``alpha-100`` for a constant α, ``anneal-<n>`` for
-    ``n`` values of α), then the assignment, the trade-off, the weight decay,
-    α's rescaling and any other field (``name-value``), joined by hyphens.
+    The schedule first (:func:`schedule_tag`), then the assignment, the
+    trade-off, the weight decay, α's rescaling and any other field
+    (``name-value``), joined by hyphens.
 
     Examples
     --------
@@ -284,8 +313,7 @@ def variant_tag(overrides: Mapping[str, Any]) -> str:
     parts = []
     schedule = switches.pop("schedule", None)
     if schedule is not None:
-        alphas = schedule["alphas"]
-        parts.append(f"alpha-{alphas[0]:g}" if len(alphas) == 1 else f"anneal-{len(alphas)}")
+        parts.append(schedule_tag(Schedule(tuple(schedule["alphas"]), schedule["epochs_per_alpha"])))
     if "assignment" in switches:
         parts.append(str(switches.pop("assignment")))
     for name in ("lam", "gamma"):

@@ -139,6 +139,21 @@ def test_variant_tags_name_each_switch():
     assert variant_tag({"epochs": 50, "sampler": "sequential"}) == "epochs-50-sampler-sequential"
 
 
+def test_schedule_tags_tell_schedules_of_the_same_length_apart():
+    from dkm.annealing import Schedule, constant, paper_annealing
+
+    assert variant_tag({"schedule": constant(100.0, 50)}) == "alpha-100-50-epochs"
+    assert variant_tag({"schedule": paper_annealing(n_terms=20)}) == "anneal-20"
+    same_length = [paper_annealing(n_terms=20), paper_annealing(n_terms=20, alpha_1=0.2),
+                   paper_annealing(n_terms=20, epochs_per_alpha=2),
+                   Schedule(paper_annealing(n_terms=20).alphas[::-1], 5)]
+    tags = [variant_tag({"schedule": schedule}) for schedule in same_length]
+    assert len(set(tags)) == len(tags), tags
+    assert all(tag.startswith("anneal-20") for tag in tags)
+    # a tag depends on the schedule only: the same one, rebuilt, gets the same tag
+    assert variant_tag({"schedule": paper_annealing(n_terms=20, alpha_1=0.2)}) == tags[1]
+
+
 def test_cli_snapshot_files_each_variant_of_a_study_and_resumes(tmp_path, cli):
     args = ("snapshot", "--study", "weight-decay", "--dataset", "digits", "--scale", "0.02",
             "--n-points", "50", "--snapshots", str(tmp_path / "snapshots"))
