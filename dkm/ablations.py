@@ -160,6 +160,7 @@ def _studies() -> Mapping[str, Study]:
     from dkm.methods.dcn import TOWARDS_DKM
 
     steps = [{"epochs": 100}] + [{**switched, "epochs": 100} for _, switched in TOWARDS_DKM[:-1]]
+    hard = Variant("dkm-p", {"assignment": "hard"})
     studies = (
         Study("dcn-authors", "Do the paper's DCN figures come from the DKM authors' "
               "re-implementation of DCN, with its four departures from Yang et al.?",
@@ -167,13 +168,13 @@ def _studies() -> Mapping[str, Study]:
         Study("alpha", "Does the inverse temperature α of the soft assignment (constant, "
               "infinite or annealed) change what Deep k-Means finds?",
               tuple(Variant("dkm-p", {"schedule": constant(a, 100)}) for a in (1.0, 10.0, 100.0))
-              + (Variant("dkm-p", {"assignment": "hard"}),
+              + (hard,
                  Variant("dkm-a", {"schedule": paper_annealing(n_terms=20)}),
                  Variant("dkm-pa", against="dkm-p"))),
-        # the last step of TOWARDS_DKM trains DKM^p with assignment="hard", a variant of "alpha"
+        # the last step of TOWARDS_DKM trains DKM^p with assignment="hard" (also a variant of "alpha")
         Study("towards-dkm", "Which difference between DCN^p and DKM^p, taken one at a time, "
               "separates their results?",
-              tuple(Variant("dcn-p", step, tradeoff_of="dkm-p") for step in steps)),
+              tuple(Variant("dcn-p", step, tradeoff_of="dkm-p") for step in steps) + (hard,)),
         Study("weight-decay", "Does a weight decay on the network, against a shrinking "
               "embedding, change DKM^p's results?",
               tuple(Variant("dkm-p", {"weight_decay": w}) for w in (1e-4, 1e-2))),
@@ -1063,14 +1064,16 @@ def towards_dkm_chain(records: Iterable[Mapping[str, Any]], dataset: str, metric
     """The scores along the walk from DCN^p to DKM^p (:data:`dkm.methods.dcn.TOWARDS_DKM`).
 
     The steps: DCN^p as the protocol runs it; DCN^p at DKM^p's λ and epochs;
-    each step of the ``"towards-dkm"`` study; the last step, which is DKM^p
-    with the hard assignment (the ``"alpha"`` study's variant); DKM^p itself.
+    each step of the ``"towards-dkm"`` study, the last of which is DKM^p
+    with the hard assignment; DKM^p itself.
 
     Parameters
     ----------
     records : iterable of dict
-        The protocol's records and those of the ``"towards-dkm"`` and
-        ``"alpha"`` studies (any others are ignored).
+        The protocol's records and the ``"towards-dkm"`` study's (any others
+        are ignored, except runs of the same configuration as a step, such
+        as the ``"alpha"`` study's hard assignment: of two runs of a step
+        with the same seed, the later in ``records`` is kept).
     dataset : str
         The dataset id the records name.
 
@@ -1093,12 +1096,11 @@ def _towards_dkm_steps() -> list[tuple[str, str, Variant]]:
     """The steps of :func:`towards_dkm_chain`: label, what the step changes, and its variant."""
     from dkm.methods.dcn import TOWARDS_DKM
 
-    towards = study("towards-dkm").variants
-    hard = next(v for v in study("alpha").variants if v.overrides.get("assignment") == "hard")
+    *switched, hard = study("towards-dkm").variants
     steps = [("DCN^p", "DCN^p as the protocol runs it", Variant("dcn-p")),
-             ("+ λ and epochs of DKM^p", "DKM^p's λ and number of epochs", towards[0])]
+             ("+ λ and epochs of DKM^p", "DKM^p's λ and number of epochs", switched[0])]
     steps += [(f"+ step {i}", text, variant)
-              for i, ((text, _), variant) in enumerate(zip(TOWARDS_DKM, towards[1:]), 1)]
+              for i, ((text, _), variant) in enumerate(zip(TOWARDS_DKM, switched[1:]), 1)]
     steps += [(f"+ step {len(TOWARDS_DKM)} = DKM^p, hard", TOWARDS_DKM[-1][0], hard),
               ("DKM^p", "the soft assignment at α = 1000 instead of the hard one",
                Variant("dkm-p"))]

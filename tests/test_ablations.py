@@ -81,9 +81,11 @@ def test_the_studies_declare_the_runs_of_the_book():
         "hard assignment (α → ∞)", describe({"schedule": paper_annealing(n_terms=20)}), "protocol"]
     assert STUDIES["alpha"].against == {"dkm-pa": "dkm-p"}
     assert STUDIES["alpha"].methods == ("dkm-p", "dkm-a", "dkm-pa")
-    towards = STUDIES["towards-dkm"].variants
-    assert [v.overrides for v in towards] == [
+    *switched, hard = STUDIES["towards-dkm"].variants
+    assert [v.overrides for v in switched] == [
         {"epochs": 100}, *({**step, "epochs": 100} for _, step in TOWARDS_DKM[:-1])]
+    assert hard in STUDIES["alpha"].variants and hard.overrides == {"assignment": "hard"}
+    assert STUDIES["towards-dkm"].methods == ("dcn-p", "dkm-p")
     assert [v.overrides["weight_decay"] for v in STUDIES["weight-decay"].variants] == [1e-4, 1e-2]
     assert [describe(v.overrides_for("usps")) for v in STUDIES["lambda"].variants] == [
         "λ = 2", "λ = 3", "λ = 5"]
@@ -126,7 +128,7 @@ def test_run_study_runs_every_variant_into_the_studys_store(monkeypatch, tmp_pat
     variants = STUDIES["towards-dkm"].variants
     assert added == 2 * 2 * len(variants)
     assert [(c[0], c[1], c[2]) for c in calls] == [
-        (name, ["dcn-p"], [5]) for name in ("usps", "mnist") for _ in variants]
+        (name, [v.method], [5]) for name in ("usps", "mnist") for v in variants]
     assert {c[3] for c in calls} == {tmp_path / "ablations" / "towards-dkm.jsonl"}
     assert [c[4]["overrides"] for c in calls] == [
         v.overrides_for(name) for name in ("usps", "mnist") for v in variants]
@@ -292,7 +294,7 @@ def test_the_towards_dkm_chain_walks_from_dcn_p_to_dkm_p_in_order():
     towards = STUDIES["towards-dkm"].variants
     records = [_record("dkm-p", 1, 0.80), _record("dcn-p", 1, 0.70),
                _record("dcn-p", 1, 0.72, towards[0]), _record("dcn-p", 1, 0.74, towards[2]),
-               _record("dkm-p", 1, 0.78, _variant("alpha", "dkm-p", assignment="hard"))]
+               _record("dkm-p", 1, 0.78, _variant("towards-dkm", "dkm-p", assignment="hard"))]
     chain = towards_dkm_chain(records, "usps")
     assert list(chain["step"].cat.categories) == [
         "DCN^p", "+ λ and epochs of DKM^p", "+ step 1", "+ step 2", "+ step 3 = DKM^p, hard",
