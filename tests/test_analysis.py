@@ -484,7 +484,7 @@ def test_rerun_gaps_pair_a_rerun_with_the_record_of_its_configuration():
     row = gaps.iloc[0]
     assert (row.recorded, row.rerun) == (pytest.approx(51.15), pytest.approx(51.28))
     assert row.difference == pytest.approx(0.13)
-    assert (row.recorded_at, row.rerun_at) == ("old", "new")
+    assert (row.recorded_at, row.rerun_at, row.config_hash) == ("old", "new", "a")
     assert rerun_gaps([], records).empty
 
 
@@ -527,4 +527,28 @@ def test_repeated_runs_set_each_later_record_of_a_configuration_against_the_firs
     assert list(repeated.rerun_at) == ["new", "newer"]
     assert (repeated.recorded_at == "old").all()
     assert list(repeated.difference.round(1)) == [-8.8, 0.0]
+    assert list(repeated.recorded_on) == ["2026-11-24", "2026-11-24"]
+    assert list(repeated.rerun_on) == ["2026-11-26", "2026-11-27"]
     assert repeated_runs(records[:2]).empty
+
+
+def test_reruns_gather_the_stores_repeats_and_the_reruns_kept_apart():
+    from dkm.analysis import reruns
+
+    def record(config, acc, commit, created):
+        return {"dataset": "usps", "method": "dkm-p", "seed": 9129, "config_hash": config,
+                "metrics": {"test": {"acc": acc}}, "provenance": {"git_commit": commit},
+                "created": created}
+
+    # the configuration "a" is in two stores; "b" once; a rerun apart of each, by the record's code
+    stored = [record("a", 0.774, "new", "2026-11-26T13:00"), record("a", 0.791, "old", "2026-11-25"),
+              record("b", 0.5, "old", "2026-11-24")]
+    apart = [record("a", 0.774, "old", "2026-11-26T14:00"), record("b", 0.5, "old", "2026-11-26"),
+             record("c", 0.9, "old", "2026-11-26")]
+    table = reruns(stored, apart)
+    assert list(table.kept) == ["apart", "store", "apart"]   # by the record's day, then the rerun's
+    assert list(table.recorded_on) == ["2026-11-24", "2026-11-25", "2026-11-25"]
+    assert list(table.recorded) == pytest.approx([50.0, 79.1, 79.1])  # against the first record
+    assert list(table.own_code) == [True, False, True]
+    assert list(table.moved) == [False, True, True]
+    assert reruns([], []).empty

@@ -17,6 +17,7 @@ from dkm.data import (
     Dataset,
     available_datasets,
     build_rcv1_subset,
+    dataset_label,
     dataset_statistics,
     from_arrays,
     get_data_home,
@@ -131,6 +132,13 @@ def test_a_corrupt_libsvm_test_file_fails_its_checksum(tmp_path):
 def test_a_variant_takes_its_papers_dataset():
     assert paper_dataset("usps-sharp") == "usps"
     assert paper_dataset("usps") == "usps" and paper_dataset("my-file") == "my-file"
+
+
+def test_a_variants_label_names_what_sets_it_apart():
+    assert [dataset_label(n) for n in ("usps", "usps-sharp", "20news", "MNIST")] == [
+        "USPS", "USPS (sharp file)", "20NEWS", "MNIST"]
+    with pytest.raises(ValueError, match="unknown paper dataset 'my-file'"):
+        dataset_label("my-file")
 
 
 @pytest.mark.data

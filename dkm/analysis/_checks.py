@@ -68,17 +68,23 @@ def rerun_gaps(reruns: Iterable[Mapping[str, Any]], records: Iterable[Mapping[st
     """Each rerun of a committed record against that record: does a record still reproduce?
 
     A rerun is a record of the same configuration (the same ``config_hash``)
-    made later, by another state of the code.
+    made later, by the same or another state of the code. Where ``records``
+    hold a configuration more than once, the earliest (by ``created``) is its
+    record.
 
     Returns
     -------
     pandas.DataFrame
         One row per rerun that has a committed record: ``dataset``,
         ``method``, ``seed``, the test ``metric`` of the record and of the rerun
-        (percent), their ``difference`` (rerun minus record) and the commits
-        that wrote each (``recorded_at``, ``rerun_at``).
+        (percent), their ``difference`` (rerun minus record), the commits
+        that wrote each (``recorded_at``, ``rerun_at``), the days they were
+        written (``recorded_on``, ``rerun_on``; None where a record has no
+        ``created``) and the ``config_hash`` they share.
     """
-    committed = {r["config_hash"]: r for r in records}
+    committed: dict[str, Mapping[str, Any]] = {}
+    for record in sorted(records, key=lambda r: r.get("created", "")):
+        committed.setdefault(record["config_hash"], record)
     rows = []
     for rerun in reruns:
         record = committed.get(rerun["config_hash"])
@@ -90,9 +96,69 @@ def rerun_gaps(reruns: Iterable[Mapping[str, Any]], records: Iterable[Mapping[st
                      "seed": rerun["seed"], "recorded": before, "rerun": after,
                      "difference": after - before,
                      "recorded_at": record["provenance"]["git_commit"],
-                     "rerun_at": rerun["provenance"]["git_commit"]})
+                     "rerun_at": rerun["provenance"]["git_commit"],
+                     "recorded_on": _day(record), "rerun_on": _day(rerun),
+                     "config_hash": rerun["config_hash"]})
     return pd.DataFrame(rows, columns=["dataset", "method", "seed", "recorded", "rerun",
-                                       "difference", "recorded_at", "rerun_at"])
+                                       "difference", "recorded_at", "rerun_at", "recorded_on",
+                                       "rerun_on", "config_hash"])
+
+
+def _day(record: Mapping[str, Any]) -> str | None:
+    return record["created"][:10] if record.get("created") else None
+
+
+def repeated_runs(records: Iterable[Mapping[str, Any]], metric: str = "acc") -> pd.DataFrame:
+    """Configurations recorded more than once: each later record against the first.
+
+    Two records of the same ``config_hash`` (in one store or in several, e.g. a
+    line search that repeats the protocol's own value) ran the same
+    configuration; by their ``created`` times, the first is the record and
+    each later one a rerun (:func:`rerun_gaps`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        As :func:`rerun_gaps`, one row per later record; empty when no
+        configuration was recorded twice.
+    """
+    by_configuration: dict[str, list[Mapping[str, Any]]] = {}
+    for record in sorted(records, key=lambda r: r["created"]):
+        by_configuration.setdefault(record["config_hash"], []).append(record)
+    repeated = [runs for runs in by_configuration.values() if len(runs) > 1]
+    return rerun_gaps([r for runs in repeated for r in runs[1:]], [runs[0] for runs in repeated],
+                      metric)
+
+
+def reruns(records: Iterable[Mapping[str, Any]], separate: Iterable[Mapping[str, Any]] = (),
+           metric: str = "acc") -> pd.DataFrame:
+    """Every rerun of a committed configuration, in the stores and outside them.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        The committed stores' records; a configuration they hold twice is a
+        rerun of its first record (:func:`repeated_runs`).
+    separate : iterable of dict
+        Reruns kept apart from the stores (e.g. ``benchmarks/results/rerun-*.jsonl``),
+        each set against the first record of its configuration.
+    metric : {"acc", "nmi", "ari"}
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :func:`rerun_gaps`, then ``kept`` (``"store"`` or
+        ``"apart"``), ``own_code`` (the rerun ran the commit that wrote the
+        record) and ``moved`` (its score differs from the record's), ordered by
+        the day of the record and of the rerun.
+    """
+    records = list(records)
+    table = pd.concat([repeated_runs(records, metric).assign(kept="store"),
+                       rerun_gaps(separate, records, metric).assign(kept="apart")],
+                      ignore_index=True)
+    table["own_code"] = table.recorded_at == table.rerun_at
+    table["moved"] = table.recorded != table.rerun
+    return table.sort_values(["recorded_on", "rerun_on"], kind="stable").reset_index(drop=True)
 
 
 def isa_probe_table(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

@@ -81,6 +81,7 @@ __all__ = [
     "RCV1_N_DOCUMENTS",
     "available_datasets",
     "build_rcv1_subset",
+    "dataset_label",
     "dataset_statistics",
     "from_arrays",
     "get_data_home",
@@ -119,6 +120,24 @@ def paper_dataset(name: str) -> str:
     hyperparameters of its dataset, but its records stay apart from it.
     """
     return DATA_VARIANTS.get(name, name)
+
+
+#: What sets each data variant apart from its paper's dataset, as its label says it.
+DATA_VARIANT_LABELS: dict[str, str] = {"usps-sharp": "sharp file"}
+
+
+def dataset_label(name: str) -> str:
+    """A reader's label of a named dataset: the paper's, with a data variant named.
+
+    Examples
+    --------
+    >>> dataset_label("usps"), dataset_label("usps-sharp")
+    ('USPS', 'USPS (sharp file)')
+    """
+    from dkm import paper
+
+    label = paper.dataset_label(paper_dataset(name))
+    return f"{label} ({DATA_VARIANT_LABELS[name]})" if name in DATA_VARIANTS else label
 
 
 def available_datasets() -> tuple[str, ...]:
