@@ -207,25 +207,3 @@ def isa_probe_table(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 def _short_commit(commit: str) -> str:
     return commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")
-
-
-def repeated_runs(records: Iterable[Mapping[str, Any]], metric: str = "acc") -> pd.DataFrame:
-    """Configurations recorded more than once: each later record against the first.
-
-    Two records of the same ``config_hash`` (in one store or in several, e.g. a
-    line search that repeats the protocol's own value) ran the same
-    configuration; by their ``created`` times, the first is the record and
-    each later one a rerun (:func:`rerun_gaps`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        As :func:`rerun_gaps`, one row per later record; empty when no
-        configuration was recorded twice.
-    """
-    by_configuration: dict[str, list[Mapping[str, Any]]] = {}
-    for record in sorted(records, key=lambda r: r["created"]):
-        by_configuration.setdefault(record["config_hash"], []).append(record)
-    repeated = [runs for runs in by_configuration.values() if len(runs) > 1]
-    return rerun_gaps([r for runs in repeated for r in runs[1:]], [runs[0] for runs in repeated],
-                      metric)
