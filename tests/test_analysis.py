@@ -552,3 +552,13 @@ def test_reruns_gather_the_stores_repeats_and_the_reruns_kept_apart():
     assert list(table.own_code) == [True, False, True]
     assert list(table.moved) == [False, True, True]
     assert reruns([], []).empty
+
+
+def test_kept_reruns_read_every_rerun_file_of_a_folder(tmp_path):
+    from dkm.analysis import kept_reruns
+
+    assert kept_reruns(tmp_path) == []
+    (tmp_path / "rerun-usps-dkm-p-1.jsonl").write_text('{"seed": 1}\n{"seed": 2}\n')
+    (tmp_path / "rerun-20news-dkm-p-3.jsonl").write_text('{"seed": 3}\n')
+    (tmp_path / "probe-cpu-isa.jsonl").write_text('{"seed": 4}\n')  # not a rerun
+    assert [run["seed"] for run in kept_reruns(tmp_path)] == [3, 1, 2]

@@ -34,7 +34,7 @@ variant's runs and what the variant changes; :func:`check_runs`,
 :func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
 check scripts, :func:`rerun_gaps` compares reruns with the records they
 repeat, :func:`repeated_runs` finds the configurations recorded twice, :func:`reruns`
-gathers both kinds of rerun in one table, and :func:`isa_probe_table` reads the probe of a snapshot's arithmetic
+gathers both kinds of rerun in one table (:func:`kept_reruns` reads those kept apart), and :func:`isa_probe_table` reads the probe of a snapshot's arithmetic
 on this machine; :func:`standin_check_error`, :func:`standin_throughput` and
 :func:`standin_runs` read the GPU stand-in's measurements, and
 :func:`standin_ratio_range`, :func:`standin_spread` and
@@ -51,7 +51,8 @@ from __future__ import annotations
 # One private module per job (dkm/__init__.py maps them); every public name is
 # re-exported here, the one place to import it from.
 from dkm.analysis._checks import (
-    check_gap, check_runs, isa_probe_table, protocol_gap, repeated_runs, rerun_gaps, reruns,
+    check_gap, check_runs, isa_probe_table, kept_reruns, protocol_gap, repeated_runs, rerun_gaps,
+    reruns,
 )
 from dkm.analysis._claims import (
     CLAIMS,
@@ -94,7 +95,7 @@ from dkm.analysis._variants import on_paper_dataset, variant_effect
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
            "paired_difference", "check_claims", "verdict_grid", "coverage", "progress",
            "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
-           "isa_probe_table", "repeated_runs", "reruns",
+           "isa_probe_table", "repeated_runs", "reruns", "kept_reruns",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
            "search_summary", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",
            "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",

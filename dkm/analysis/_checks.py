@@ -20,6 +20,15 @@ def check_runs(name: str, directory: str | Path = "benchmarks/results") -> list[
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def kept_reruns(directory: str | Path = "benchmarks/results") -> list[dict[str, Any]]:
+    """The reruns kept apart from the stores: every line of ``<directory>/rerun-*.jsonl``.
+
+    Returns an empty list when there is none.
+    """
+    return [run for path in sorted(Path(directory).glob("rerun-*.jsonl"))
+            for run in check_runs(path.stem, directory)]
+
+
 def check_gap(runs: Iterable[Mapping[str, Any]], changed: Mapping[str, Any],
               reference: Mapping[str, Any], metric: str = "acc") -> pd.Series:
     """Per seed, a check run's test score with ``changed`` minus the run with ``reference``.
