@@ -60,7 +60,14 @@ Evaluation, the protocol and its results:
 ``dkm.analysis._standin``    the GPU stand-in's output as tables: throughput, runs, precision, α.
 ``dkm.figures``              figures drawn from records (the λ line search's curves).
 ``dkm.ablations``            the ablation studies, a run's switches and their effect against the
-                             protocol's runs.
+                             protocol's runs, one private module per job, all re-exported by
+                             ``dkm.ablations``:
+``dkm.ablations._studies``   the studies and their variants, run and read; whose a record is.
+``dkm.ablations._compare``   a variant against the protocol's runs and the paper; its wording.
+``dkm.ablations._tradeoff``  the scores against λ at full scale; where they collapse.
+``dkm.ablations._temperature`` what α does: its effects, an assignment's hardness, α rescaled.
+``dkm.ablations._walk``      from DCN^p to DKM^p one switch at a time.
+``dkm.ablations._shrinking`` the embedding's norm through a snapshot's pretraining and training.
 ``dkm.snapshots``            a full-scale run's embeddings, saved for the paper's figures.
 ``dkm.embeddings``           an embedding's size, spread and separation of the true classes.
 ``dkm.paper``                what the paper reports: its figures, seeds, trade-offs and datasets.
