@@ -512,14 +512,17 @@ def test_the_isa_probe_table_compares_each_setting_with_the_snapshot_and_the_mac
         isa_probe_table(rows[:2])
 
 
+def _dated_record(config, acc, commit, created):
+    """A USPS DKM^p record of configuration ``config``, written at ``commit`` on ``created``."""
+    return {"dataset": "usps", "method": "dkm-p", "seed": 291, "config_hash": config,
+            "metrics": {"test": {"acc": acc}}, "provenance": {"git_commit": commit},
+            "created": created}
+
+
 def test_repeated_runs_set_each_later_record_of_a_configuration_against_the_first():
     from dkm.analysis import repeated_runs
 
-    def record(config, acc, commit, created):
-        return {"dataset": "usps", "method": "dkm-a", "seed": 291, "config_hash": config,
-                "metrics": {"test": {"acc": acc}}, "provenance": {"git_commit": commit},
-                "created": created}
-
+    record = _dated_record
     records = [record("a", 0.694, "new", "2026-11-26T11:00"), record("b", 0.5, "x", "2026-11-20"),
                record("a", 0.782, "old", "2026-11-24T09:00"),
                record("a", 0.782, "newer", "2026-11-27T09:00")]
@@ -535,11 +538,7 @@ def test_repeated_runs_set_each_later_record_of_a_configuration_against_the_firs
 def test_reruns_gather_the_stores_repeats_and_the_reruns_kept_apart():
     from dkm.analysis import reruns
 
-    def record(config, acc, commit, created):
-        return {"dataset": "usps", "method": "dkm-p", "seed": 9129, "config_hash": config,
-                "metrics": {"test": {"acc": acc}}, "provenance": {"git_commit": commit},
-                "created": created}
-
+    record = _dated_record
     # the configuration "a" is in two stores; "b" once; a rerun apart of each, by the record's code
     stored = [record("a", 0.774, "new", "2026-11-26T13:00"), record("a", 0.791, "old", "2026-11-25"),
               record("b", 0.5, "old", "2026-11-24")]
