@@ -6,8 +6,9 @@ and dataset in some configuration fields: its *switches*. This package declares
 the book's studies (:data:`STUDIES`, run by :func:`run_study` or ``python -m dkm
 ablate``), finds a record's switches, names them for a reader, and compares
 each variant with the protocol's own records of the same seeds (same
-initialisation, same minibatches, same pretraining), so that the difference of
-a seed pair is the switch's effect on that seed.
+initialisation, same minibatches and, where both ran on the same kind of CPU,
+the same pretraining), so that the difference of a seed pair is the switch's
+effect on that seed.
 
 A variant without a protocol run of its own (DKM^pa) names the protocol method
 it is compared with (:attr:`Variant.against`).
