@@ -551,6 +551,10 @@ def test_reruns_gather_the_stores_repeats_and_the_reruns_kept_apart():
     assert list(table.own_code) == [True, False, True]
     assert list(table.moved) == [False, True, True]
     assert reruns([], []).empty
+    # code with uncommitted changes is not known to be the record's, even at the same commit
+    dirty = reruns([record("d", 0.5, "old-dirty", "2026-11-24")],
+                   [record("d", 0.6, "old-dirty", "2026-11-26")])
+    assert list(dirty.own_code) == [False]
 
 
 def test_kept_reruns_read_every_rerun_file_of_a_folder(tmp_path):

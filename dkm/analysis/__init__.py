@@ -33,9 +33,10 @@ the protocol's; :func:`on_paper_dataset` and :func:`variant_effect` show a data
 variant's runs and what the variant changes; :func:`check_runs`,
 :func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
 check scripts, :func:`rerun_gaps` compares reruns with the records they
-repeat, :func:`repeated_runs` finds the configurations recorded twice, :func:`reruns`
-gathers both kinds of rerun in one table (:func:`kept_reruns` reads those kept apart), and :func:`isa_probe_table` reads the probe of a snapshot's arithmetic
-on this machine; :func:`standin_check_error`, :func:`standin_throughput` and
+repeat, :func:`repeated_runs` finds the configurations recorded twice,
+:func:`reruns` gathers both kinds of rerun in one table (:func:`kept_reruns`
+reads those kept apart), and :func:`isa_probe_table` reads the probe of a
+snapshot's arithmetic on this machine; :func:`standin_check_error`, :func:`standin_throughput` and
 :func:`standin_runs` read the GPU stand-in's measurements, and
 :func:`standin_ratio_range`, :func:`standin_spread` and
 :func:`standin_same_errors` summarise them; :func:`standin_precision_effect` compares the

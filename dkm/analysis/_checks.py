@@ -158,14 +158,16 @@ def reruns(records: Iterable[Mapping[str, Any]], separate: Iterable[Mapping[str,
     pandas.DataFrame
         The columns of :func:`rerun_gaps`, then ``kept`` (``"store"`` or
         ``"apart"``), ``own_code`` (the rerun ran the commit that wrote the
-        record) and ``moved`` (its score differs from the record's), ordered by
-        the day of the record and of the rerun.
+        record, neither with uncommitted changes) and ``moved`` (its score
+        differs from the record's), ordered by the day of the record and of
+        the rerun.
     """
     records = list(records)
     table = pd.concat([repeated_runs(records, metric).assign(kept="store"),
                        rerun_gaps(separate, records, metric).assign(kept="apart")],
                       ignore_index=True)
-    table["own_code"] = table.recorded_at == table.rerun_at
+    table["own_code"] = ((table.recorded_at == table.rerun_at)
+                         & ~table.recorded_at.str.endswith("-dirty"))
     table["moved"] = table.recorded != table.rerun
     return table.sort_values(["recorded_on", "rerun_on"], kind="stable").reset_index(drop=True)
 
