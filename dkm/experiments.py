@@ -293,7 +293,8 @@ def run_seeds(
             else _scores(dataset.y, friendliness[s], parts),
             "wall_time_s": round(wall / len(seeds), 3),
             "replicas_trained_together": len(seeds),
-            "provenance": recorded,
+            "provenance": recorded if pretrained is None
+            else {**recorded, "pretraining": pretrained.fingerprint(s)},
             "created": created,
         })
     return records

@@ -25,7 +25,8 @@ Record schema (version 1)
      "wall_time_s": 182.4,
      "provenance": {"dkm_version": "0.1.0", "git_commit": "...", "python": "...",
                     "tensorflow": "...", "numpy": "...", "scikit_learn": "...",
-                    "device": "CPU: ...", "hostname": "..."},
+                    "device": "CPU: ...", "cpu": "...", "hostname": "...",
+                    "pretraining": "<16 hex digits>"},
      "created": "2026-11-21T17:30:00+00:00"
     }
 
@@ -60,7 +61,9 @@ Record schema (version 1)
 ``wall_time_s``
     Non-negative number of seconds.
 ``provenance``
-    JSON object of versions and machine (free-form strings).
+    JSON object of versions and machine (free-form strings); a pretrained
+    method's record adds ``pretraining``, the fingerprint of the pretrained
+    weights it started from (:meth:`dkm.methods.pretraining.Pretrained.fingerprint`).
 ``created``
     ISO 8601 timestamp with a time zone.
 

@@ -43,6 +43,20 @@ def test_a_record_has_the_protocol_fields(digits):
     assert record["wall_time_s"] > 0
 
 
+def test_a_pretrained_record_names_the_pretraining_it_started_from(digits, tmp_path):
+    from dkm.methods.pretraining import load_or_pretrain
+
+    cache = tmp_path / "cache"
+    runs = {method: run_seeds(digits, method, [8905, 9129], scale=0.02, loop=TINY,
+                              cache_dir=cache) for method in ("dkm-p", "dcn-p", "km")}
+    dkm_p, dcn_p = ([r["provenance"]["pretraining"] for r in runs[m]] for m in ("dkm-p", "dcn-p"))
+    assert dkm_p == dcn_p and dkm_p[0] != dkm_p[1]  # one pretraining per seed, shared
+    assert all("pretraining" not in r["provenance"] for r in runs["km"])
+    architecture = TINY.architecture(digits.n_features, digits.n_clusters)
+    cached = load_or_pretrain(digits.X, architecture, [9129], 1, TINY, cache_dir=cache)
+    assert cached.fingerprint(0) == dkm_p[1]
+
+
 def test_the_cpu_identity_names_the_model_and_its_widest_vector_instructions():
     from dkm.experiments import cpu_identity
 

@@ -43,6 +43,18 @@ class Pretrained:
     optimizer_state: dict
     history: dict[str, np.ndarray]
 
+    def fingerprint(self, replica: int) -> str:
+        """The first 16 hexadecimal digits of the SHA-256 of one replica's weights.
+
+        Two runs that start from the same pretrained network, bit for bit,
+        have the same fingerprint; a pretraining computed with another
+        arithmetic (another CPU, another library) almost surely has another.
+        """
+        digest = hashlib.sha256()
+        for weight in self.weights:
+            digest.update(np.ascontiguousarray(weight[replica], dtype=np.float32).tobytes())
+        return digest.hexdigest()[:16]
+
 
 def pretrain(
     data: tf.Tensor,
