@@ -37,7 +37,7 @@ import numpy as np
 
 from dkm import registry
 from dkm._atomic import atomic_write
-from dkm.annealing import Schedule, paper_annealing
+from dkm.annealing import Schedule, constant, paper_annealing
 from dkm.data import Dataset, load
 
 __all__ = ["Snapshot", "save_snapshot", "write_snapshot", "load_snapshot", "sample_points",
@@ -285,7 +285,8 @@ def schedule_tag(schedule: Schedule) -> str:
     """
     if len(schedule) == 1:
         tag = f"alpha-{schedule.alphas[0]:g}"
-        return tag if schedule.total_epochs == 100 else f"{tag}-{schedule.total_epochs}-epochs"
+        return (tag if schedule == constant(schedule.alphas[0])
+                else f"{tag}-{schedule.total_epochs}-epochs")
     if schedule == paper_annealing(n_terms=len(schedule)):
         return f"anneal-{len(schedule)}"
     values = json.dumps([list(schedule.alphas), schedule.epochs_per_alpha])
