@@ -121,6 +121,9 @@ __all__ = [
     "records_to_dataframe",
     "record_label",
     "ResultsStore",
+    "result_stores",
+    "is_full_scale",
+    "full_scale_records",
 ]
 
 #: Version of the record layout documented above.
@@ -542,3 +545,38 @@ class ResultsStore:
     def to_dataframe(self) -> pd.DataFrame:
         """The records as a flat DataFrame (see :func:`records_to_dataframe`)."""
         return records_to_dataframe(self.records())
+
+
+def result_stores(folder: str | os.PathLike[str]) -> list[Path]:
+    """The stores of a results folder, sorted by path.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        A results folder laid out as ``results/`` is: the protocol's stores
+        and the line searches' as ``<name>.jsonl``, the ablation studies' as
+        ``ablations/<study>.jsonl``.
+
+    Returns
+    -------
+    list of pathlib.Path
+        ``folder/*.jsonl`` then ``folder/ablations/*.jsonl``; empty when the
+        folder does not exist.
+    """
+    folder = Path(folder)
+    return sorted(folder.glob("*.jsonl")) + sorted(folder.glob("ablations/*.jsonl"))
+
+
+def is_full_scale(record: Mapping[str, Any]) -> bool:
+    """True for a run at the paper's epochs: ``params["scale"]`` is 1 or absent."""
+    return record["params"].get("scale", 1.0) == 1.0
+
+
+def full_scale_records(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every full-scale record (:func:`is_full_scale`) of a results folder's stores.
+
+    The stores are :func:`result_stores`'; the records of smaller runs (tests,
+    the book's quick builds) are left out.
+    """
+    return [record for store in result_stores(folder) for record in ResultsStore(store).records()
+            if is_full_scale(record)]

@@ -19,9 +19,11 @@ from dkm.results import (
     COLUMNS,
     ResultsStore,
     config_hash,
+    full_scale_records,
     new_record,
     record_label,
     records_to_dataframe,
+    result_stores,
     validate_record,
 )
 
@@ -261,3 +263,19 @@ def test_concurrent_appenders_do_not_interleave(tmp_path: Path) -> None:
 ])
 def test_record_label_names_the_distance_only_where_it_is_not_the_papers(method, params, label):
     assert record_label({"method": method, "params": params}) == label
+
+
+def test_a_results_folder_is_read_with_its_ablations_and_without_small_runs(tmp_path: Path) -> None:
+    protocol = ResultsStore(tmp_path / "usps.jsonl")
+    study = ResultsStore(tmp_path / "ablations" / "alpha.jsonl")
+    ResultsStore(tmp_path / "ablations" / "deeper" / "ignored.jsonl").append(make_record(7))
+    (tmp_path / "notes.txt").write_text("not a store")
+    full, small = make_record(1), make_record(2, params={"scale": 0.02})
+    unnamed = new_record("usps", "km", 3, {}, metrics=scores())  # names no scale
+    protocol.append(full)
+    protocol.append(small)
+    study.append(unnamed)
+
+    assert result_stores(tmp_path) == [protocol.path, study.path]
+    assert full_scale_records(tmp_path) == [full, unnamed]
+    assert result_stores(tmp_path / "missing") == [] == full_scale_records(tmp_path / "missing")
