@@ -124,6 +124,7 @@ __all__ = [
     "result_stores",
     "is_full_scale",
     "full_scale_records",
+    "full_scale_records_by_store",
 ]
 
 #: Version of the record layout documented above.
@@ -572,11 +573,24 @@ def is_full_scale(record: Mapping[str, Any]) -> bool:
     return record["params"].get("scale", 1.0) == 1.0
 
 
-def full_scale_records(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every full-scale record (:func:`is_full_scale`) of a results folder's stores.
+def full_scale_records_by_store(folder: str | os.PathLike[str]) -> dict[Path, list[dict[str, Any]]]:
+    """The full-scale records (:func:`is_full_scale`) of each of a results folder's stores.
 
-    The stores are :func:`result_stores`'; the records of smaller runs (tests,
-    the book's quick builds) are left out.
+    Returns
+    -------
+    dict
+        Each of :func:`result_stores` (in their order) to its full-scale
+        records, in the store's order; the records of smaller runs (tests,
+        the book's quick builds) are left out.
     """
-    return [record for store in result_stores(folder) for record in ResultsStore(store).records()
-            if is_full_scale(record)]
+    return {store: [record for record in ResultsStore(store).records() if is_full_scale(record)]
+            for store in result_stores(folder)}
+
+
+def full_scale_records(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every full-scale record of a results folder, its stores' records one after another.
+
+    The records of :func:`full_scale_records_by_store`, without their stores.
+    """
+    return [record for records in full_scale_records_by_store(folder).values()
+            for record in records]

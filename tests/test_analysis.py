@@ -550,7 +550,12 @@ def test_reruns_gather_the_stores_repeats_and_the_reruns_kept_apart():
     assert list(table.recorded) == pytest.approx([50.0, 79.1, 79.1])  # against the first record
     assert list(table.own_code) == [True, False, True]
     assert list(table.moved) == [False, True, True]
+    assert list(table.same_day) == [False, False, False]
     assert reruns([], []).empty
+    same_day = reruns([record("e", 0.5, "old", "2026-11-24T09:00")],
+                      [record("e", 0.5, "new", "2026-11-24T17:00"),
+                       {**record("e", 0.5, "new", ""), "created": None}])
+    assert list(same_day.same_day) == [True, False]   # a rerun of no known day is not the same day
     # code with uncommitted changes is not known to be the record's, even at the same commit
     dirty = reruns([record("d", 0.5, "old-dirty", "2026-11-24")],
                    [record("d", 0.6, "old-dirty", "2026-11-26")])

@@ -20,6 +20,7 @@ from dkm.results import (
     ResultsStore,
     config_hash,
     full_scale_records,
+    full_scale_records_by_store,
     new_record,
     record_label,
     records_to_dataframe,
@@ -278,4 +279,6 @@ def test_a_results_folder_is_read_with_its_ablations_and_without_small_runs(tmp_
 
     assert result_stores(tmp_path) == [protocol.path, study.path]
     assert full_scale_records(tmp_path) == [full, unnamed]
+    assert full_scale_records_by_store(tmp_path) == {protocol.path: [full], study.path: [unnamed]}
     assert result_stores(tmp_path / "missing") == [] == full_scale_records(tmp_path / "missing")
+    assert full_scale_records_by_store(tmp_path / "missing") == {}

@@ -158,9 +158,10 @@ def reruns(records: Iterable[Mapping[str, Any]], separate: Iterable[Mapping[str,
     pandas.DataFrame
         The columns of :func:`rerun_gaps`, then ``kept`` (``"store"`` or
         ``"apart"``), ``own_code`` (the rerun ran the commit that wrote the
-        record, neither with uncommitted changes) and ``moved`` (its score
-        differs from the record's), ordered by the day of the record and of
-        the rerun.
+        record, neither with uncommitted changes), ``moved`` (its score
+        differs from the record's) and ``same_day`` (it was written on the
+        day of its record; False where either day is not known), ordered by
+        the day of the record and of the rerun.
     """
     records = list(records)
     table = pd.concat([repeated_runs(records, metric).assign(kept="store"),
@@ -169,6 +170,7 @@ def reruns(records: Iterable[Mapping[str, Any]], separate: Iterable[Mapping[str,
     table["own_code"] = ((table.recorded_at == table.rerun_at)
                          & ~table.recorded_at.str.endswith("-dirty"))
     table["moved"] = table.recorded != table.rerun
+    table["same_day"] = table.recorded_on.notna() & (table.recorded_on == table.rerun_on)
     return table.sort_values(["recorded_on", "rerun_on"], kind="stable").reset_index(drop=True)
 
 
