@@ -563,6 +563,13 @@ def test_difference_text_writes_the_interval_only_where_there_is_one():
     assert ablations.difference_text(table.iloc[1]) == "−2.0"
 
 
+def test_and_list_joins_items_as_prose():
+    assert ablations.and_list([]) == ""
+    assert ablations.and_list(["MNIST"]) == "MNIST"
+    assert ablations.and_list(("MNIST", "USPS")) == "MNIST and USPS"
+    assert ablations.and_list(iter(["MNIST", "USPS", "20NEWS"])) == "MNIST, USPS and 20NEWS"
+
+
 def test_temperature_by_dataset_names_the_variants_whose_interval_excludes_zero():
     temperature = pd.DataFrame({
         "dataset": ["usps", "usps", "20news", "20news"], "variant": ["α = 1", "hard", "α = 1", "hard"],

@@ -34,6 +34,7 @@ from dkm.ablations import _studies
 from dkm.ablations._compare import (
     against_paper,
     agreement_by_dataset,
+    and_list,
     compare,
     difference_text,
     excludes_zero,
@@ -93,7 +94,7 @@ __all__ = [
     "Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "RESCALED_ALPHAS", "study",
     "run_study", "load_study", "protocol_records", "variant_params", "protocol_params",
     "switches", "describe", "variant_scores", "pending",
-    "compare", "excludes_zero", "zero_nmi_variants", "signed", "difference_text",
+    "compare", "excludes_zero", "zero_nmi_variants", "signed", "and_list", "difference_text",
     "agreement_by_dataset", "against_paper", "paper_verdicts", "table_view",
     "tradeoff_points", "study_tradeoff_points", "tradeoff_means", "tradeoff_choice",
     "tradeoff_onset",

@@ -127,6 +127,18 @@ def signed(value: float) -> str:
     return f"{value:+.1f}".replace("-", "\u2212")
 
 
+def and_list(items: Sequence[str]) -> str:
+    """Items as prose: ``a``, ``a and b``, ``a, b and c``; empty for no items.
+
+    Examples
+    --------
+    >>> and_list(["MNIST"]), and_list(["MNIST", "USPS", "20NEWS"])
+    ('MNIST', 'MNIST, USPS and 20NEWS')
+    """
+    items = list(items)
+    return " and ".join(filter(None, [", ".join(items[:-1]), *items[-1:]]))
+
+
 def difference_text(row: Any, unit: str = "", seeds: bool = False) -> str:
     """A paired difference and its interval as text: ``+1.2 [−0.6, +3.0] points over 3 seeds``.
 
