@@ -771,3 +771,32 @@ def test_a_study_gives_the_variants_of_the_methods_asked_for_on_a_dataset():
         alpha.variants_for("usps", ["dcn-p", "dkm-p"])
     with pytest.raises(ValueError, match="designed for 20news only, not 'usps'"):
         STUDIES["alpha-rescaling"].variants_for("usps")
+
+
+def test_paper_margins_give_the_share_of_the_papers_margin_that_a_variant_accounts_for():
+    from dkm import paper
+
+    comparison = pd.DataFrame({"dataset": ["usps", "usps-sharp"],
+                               "method": ["dcn-np-authors", "dcn-p-authors"],
+                               "against": ["dcn-np", "dcn-p"], "difference": [-20.0, 1.0],
+                               "low": [-30.0, np.nan], "high": [-10.0, np.nan]})
+    margins = ablations.paper_margins(comparison)
+    # DCN^np: the claims of DKM^a and DCN^p over it; DCN^p: of DKM^p over it (on its paper dataset)
+    assert list(margins.claim) == ["dkm-a>dcn-np", "dcn-p>dcn-np", "dkm-p>dcn-p"]
+    assert list(margins.over) == ["DKM^a", "DCN^p", "DKM^p"]
+    published = (paper.reported("table1", "DKM^a", "usps", "acc")[0]
+                 - paper.reported("table1", "DCN^np", "usps", "acc")[0])
+    first, _, second = margins.itertuples()
+    assert first.margin == pytest.approx(published)
+    assert (first.gap, first.gap_low, first.gap_high) == (20.0, 10.0, 30.0)
+    assert first.share == pytest.approx(20.0 / published)
+    assert second.gap == -1.0 and np.isnan(second.gap_low)   # scores above: a negative share
+    assert second.share < 0
+    # only the claims that a model is better give a margin
+    from dkm.analysis import CLAIMS
+    assert ablations.paper_margins(comparison, claims=[c for c in CLAIMS
+                                                       if c.kind != "better"]).empty
+    assert list(ablations.paper_margins(comparison, "nmi").claim) == list(margins.claim)
+    assert list(ablations.paper_margins(comparison, family="dkm").claim) == [
+        "dkm-a>dcn-np", "dkm-p>dcn-p"]
+    assert ablations.paper_margins(comparison.iloc[:0]).empty

@@ -9,7 +9,7 @@ import pandas as pd
 
 from dkm import paper, registry
 from dkm.ablations._studies import SCORE_SOURCES, STUDY_SEEDS, _score, describe, switches
-from dkm.analysis import paired_difference
+from dkm.analysis import CLAIMS, Claim, paired_difference
 from dkm.data import paper_dataset
 
 
@@ -218,6 +218,59 @@ def against_paper(comparison: pd.DataFrame, metric: str = "acc",
                for dataset, method in zip(comparison["dataset"], comparison["method"])]
     return comparison.assign(paper=pd.Series(figures, index=comparison.index, dtype=float),
                              **{"against paper": lambda f: f["mean"] - f["paper"]})
+
+
+def paper_margins(comparison: pd.DataFrame, metric: str = "acc",
+                  claims: Sequence[Claim] = CLAIMS, family: str | None = None) -> pd.DataFrame:
+    """How much of the paper's margin over a method a variant of that method accounts for.
+
+    Each row of ``comparison`` (:func:`compare`) sets a variant, e.g. the DKM
+    authors' DCN, against the protocol's runs of the method it stands for
+    (``against``). Where the paper claims another model better than that
+    method (``DKM^p`` over ``DCN^p``), its margin is the difference of the two
+    figures it reports. Had the paper's figure of the method come from the
+    variant, the protocol's mean minus the variant's, its ``gap``, is the part
+    of that margin that the variant, not the model, accounts for.
+
+    Parameters
+    ----------
+    comparison : pandas.DataFrame
+        Rows of :func:`compare`.
+    metric : {"acc", "nmi"}
+        The metric ``comparison`` compares.
+    claims : sequence of Claim
+        The paper's claims (:data:`dkm.analysis.CLAIMS`); those that a model
+        is ``"better"`` than the method compared with give the margins.
+    family : str, optional
+        Only the margins of the models of this family of
+        :data:`dkm.registry.METHODS` (``"dkm"``: Deep k-Means over DCN).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per row of ``comparison`` and claim against its method:
+        ``dataset``, ``method``, ``against``, ``claim`` (its key), ``over``
+        (the paper's label of the better model), ``margin`` (the paper's,
+        points), ``gap`` (points) with the paired interval ``gap_low``,
+        ``gap_high`` (NaN with fewer than two pairs), and ``share``
+        (``gap / margin``).
+    """
+    rows = []
+    for row in comparison.itertuples():
+        label = registry.get(row.against).label
+        dataset = paper_dataset(row.dataset)
+        for claim in claims:
+            if (claim.second != label or claim.kind != "better" or metric not in claim.metrics
+                    or family not in (None, registry.get(paper.method_id(claim.first)).family)):
+                continue
+            margin = (paper.reported(claim.table, claim.first, dataset, metric)[0]
+                      - paper.reported(claim.table, claim.second, dataset, metric)[0])
+            rows.append({"dataset": row.dataset, "method": row.method, "against": row.against,
+                         "claim": claim.key, "over": claim.first, "margin": margin,
+                         "gap": -row.difference, "gap_low": -row.high, "gap_high": -row.low,
+                         "share": -row.difference / margin})
+    return pd.DataFrame(rows, columns=["dataset", "method", "against", "claim", "over", "margin",
+                                       "gap", "gap_low", "gap_high", "share"])
 
 
 def paper_verdicts(records: Iterable[Mapping[str, Any]], metrics: Sequence[str] = ("acc", "nmi"),
