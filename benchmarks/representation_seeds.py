@@ -10,7 +10,8 @@ its ACC and NMI on all the points, the silhouette of the true classes in its
 embedding, the clusters it uses, and the mean norm and spread of its embedding
 (:func:`dkm.embeddings.embedding_geometry`) at the end of its training and at
 its start: the pretrained network's embedding (AE-KM's) for a pretrained model,
-the freshly initialised network's for DKM^a.
+the freshly initialised network's for DKM^a; and the smallest mean norm of an
+epoch, of each trained model and of the pretraining.
 The chapter reads the lines whose settings are its own.
 
 Usage (the paper's first five seeds, about ten minutes on two cores)::
@@ -56,9 +57,13 @@ def seed_line(dataset: str, seed: int, scale: float, tradeoffs: dict[str, float]
             "clusters_used": int(len(np.unique(result.labels[0]))),
             "norm_start": float(start[registry.get(method).pretrained]["mean norm"]),
             "spread_start": float(start[registry.get(method).pretrained]["spread"]),
-            "norm_end": float(geometry["mean norm"]), "spread_end": float(geometry["spread"])}
+            "norm_end": float(geometry["mean norm"]), "spread_end": float(geometry["spread"]),
+            **({"norm_min": float(result.history["embedding_norm"][0].min())}
+               if "embedding_norm" in result.history else {})}
+    pretraining = results["dkm-p"].history["pretrain_embedding_norm"][0]
     return {"dataset": dataset, "seed": seed, "scale": scale, "tradeoffs": tradeoffs,
-            "models": models, "provenance": provenance()}
+            "models": models, "pretraining_norm_min": float(pretraining.min()),
+            "provenance": provenance()}
 
 
 def main() -> None:
