@@ -10,11 +10,13 @@ its ACC and NMI on all the points, the silhouette of the true classes in its
 embedding, the clusters it uses, and the mean norm and spread of its embedding
 (:func:`dkm.embeddings.embedding_geometry`) at the end of its training and at
 its start: the pretrained network's embedding (AE-KM's) for a pretrained model,
-the freshly initialised network's for DKM^a; and the smallest mean norm of an
-epoch, of each trained model and of the pretraining.
-The chapter reads the lines whose settings are its own.
+the freshly initialised network's for DKM^a; and, for each trained model, the
+smallest mean norm of an epoch and the last epoch's clustering term (and the
+pretraining's smallest epoch norm). The chapter's second DKM^a, at a larger λ
+(``contrast_lambda``), is the model ``"contrast"``. The chapter reads the lines
+whose settings are its own.
 
-Usage (the paper's first five seeds, about ten minutes on two cores)::
+Usage (the paper's first five seeds, a few minutes on two cores)::
 
     python benchmarks/representation_seeds.py --seeds 5 \\
         > benchmarks/results/representation-seeds.jsonl
@@ -41,29 +43,35 @@ METHODS = ("ae-km", "dcn-p", "dkm-a", "dkm-p")
 DEFAULT_TRADEOFFS = {"dcn-p": 0.1, "dkm-a": 1e-3, "dkm-p": 1.0}
 
 
-def seed_line(dataset: str, seed: int, scale: float, tradeoffs: dict[str, float]) -> dict:
-    """The four models of one seed, trained as chapter 8 trains them, and their embeddings read."""
+def seed_line(dataset: str, seed: int, scale: float, tradeoffs: dict[str, float],
+              contrast_lambda: float | None) -> dict:
+    """The models of one seed, trained as chapter 8 trains them, and their embeddings read."""
     data = load(dataset)
     results = fit_methods(data, list(METHODS), [seed], scale=scale, tradeoffs=tradeoffs)
+    if contrast_lambda is not None:
+        results["contrast"] = fit_methods(data, ["dkm-a"], [seed], scale=scale,
+                                          tradeoffs={"dkm-a": contrast_lambda})["dkm-a"]
     fresh = Autoencoder(LoopConfig().architecture(data.n_features, data.n_clusters), [seed])
     start = {True: embedding_geometry(results["ae-km"].embeddings[0]),
              False: embedding_geometry(embed(fresh, tf.constant(data.X))[0])}
     models = {}
-    for method, result in results.items():
+    for name, result in results.items():
         geometry = embedding_geometry(result.embeddings[0], data.y)
-        models[method] = {
+        pretrained = name != "contrast" and registry.get(name).pretrained
+        models[name] = {
             **{k: float(v) for k, v in evaluate(data.y, result.labels[0]).items()},
             "silhouette": float(geometry["silhouette"]),
             "clusters_used": int(len(np.unique(result.labels[0]))),
-            "norm_start": float(start[registry.get(method).pretrained]["mean norm"]),
-            "spread_start": float(start[registry.get(method).pretrained]["spread"]),
+            "norm_start": float(start[pretrained]["mean norm"]),
+            "spread_start": float(start[pretrained]["spread"]),
             "norm_end": float(geometry["mean norm"]), "spread_end": float(geometry["spread"]),
-            **({"norm_min": float(result.history["embedding_norm"][0].min())}
+            **({"norm_min": float(result.history["embedding_norm"][0].min()),
+                "clustering_last": float(result.history["clustering"][0][-1])}
                if "embedding_norm" in result.history else {})}
     pretraining = results["dkm-p"].history["pretrain_embedding_norm"][0]
     return {"dataset": dataset, "seed": seed, "scale": scale, "tradeoffs": tradeoffs,
-            "models": models, "pretraining_norm_min": float(pretraining.min()),
-            "provenance": provenance()}
+            "contrast_lambda": contrast_lambda, "models": models,
+            "pretraining_norm_min": float(pretraining.min()), "provenance": provenance()}
 
 
 def main() -> None:
@@ -75,6 +83,8 @@ def main() -> None:
     parser.add_argument("--tradeoff", action="append", default=[], metavar="METHOD=LAMBDA",
                         help="λ of a model (default: the chapter's, "
                         + ", ".join(f"{m}={v:g}" for m, v in DEFAULT_TRADEOFFS.items()) + ")")
+    parser.add_argument("--contrast-lambda", type=float, default=0.1,
+                        help="λ of the chapter's second DKM^a (default 0.1; 0: none)")
     args = parser.parse_args()
     if not 1 <= args.seeds <= len(paper.PAPER_SEEDS):
         parser.error(f"--seeds must be between 1 and {len(paper.PAPER_SEEDS)}, got {args.seeds}")
@@ -86,7 +96,8 @@ def main() -> None:
                          f"got {item!r}")
         tradeoffs[method] = float(value)
     for seed in paper.PAPER_SEEDS[: args.seeds]:
-        print(json.dumps(seed_line(args.dataset, seed, args.scale, tradeoffs)), flush=True)
+        print(json.dumps(seed_line(args.dataset, seed, args.scale, tradeoffs,
+                                   args.contrast_lambda or None)), flush=True)
 
 
 if __name__ == "__main__":
