@@ -127,7 +127,9 @@ class Autoencoder(tf.Module):
             tf.Variable(np.asarray(v, np.float32), name=f"p{i}") for i, v in enumerate(values)
         ]
         # One compiled function per network: a class-level tf.function would
-        # retrace (and warn) for every new instance.
+        # retrace for every new instance. TensorFlow counts traces by the
+        # method's code, so a session that builds many networks still sees its
+        # "retracing" notice; each network traces once per input shape.
         self.encode_all = tf.function(self._encode_all, reduce_retracing=True)
 
     def _dense_stack(self, h: tf.Tensor, first: int, last: int, linear_last: bool) -> tf.Tensor:
