@@ -1,4 +1,4 @@
-"""Command-line interface: ``python -m dkm run ...``, ``ablate ...`` and ``report ...``.
+"""Command-line interface: ``python -m dkm run``, ``ablate``, ``snapshot``, ``report``, ``pending``.
 
 Bad options, unknown datasets or methods and unreadable files end with a
 one-line message on stderr and exit status 2, not a traceback.
@@ -160,6 +160,23 @@ def build_parser() -> argparse.ArgumentParser:
     snapshot.add_argument("--verbose", action="store_true",
                           help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
 
+    pending = commands.add_parser(
+        "pending", help="list the runs a results folder lacks, and the commands that add them",
+        description="For each protocol store of a results folder (RESULTS/<dataset>.jsonl, the "
+                    "paper's eight methods) and each ablation study's store "
+                    "(RESULTS/ablations/<study>.jsonl), list the runs at the given scale that "
+                    "have no scored record yet, each with the command that adds them. Only reads "
+                    "the stores.",
+    )
+    pending.add_argument("--results", required=True, help="the results folder (e.g. results)")
+    pending.add_argument("--seeds", type=_positive_int, default=len(paper.PAPER_SEEDS),
+                         help="the protocol's seeds: the paper's first SEEDS; default "
+                              f"{len(paper.PAPER_SEEDS)}")
+    pending.add_argument("--study-seeds", type=_positive_int, default=3,
+                         help="the studies' seeds: the paper's first STUDY_SEEDS; default 3")
+    pending.add_argument("--scale", type=_positive_float, default=1.0,
+                         help="the runs' epoch scale; default 1 (the paper's epochs)")
+
     report = commands.add_parser(
         "report", help="render the paper's tables from a results store",
         description="Render a table of the paper or its supplement from the records.",
@@ -274,6 +291,65 @@ def _command_snapshot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _first_seeds(count: int) -> list[int]:
+    if count > len(paper.PAPER_SEEDS):
+        raise CommandError(f"{count} seeds: the paper has {len(paper.PAPER_SEEDS)}")
+    return list(paper.PAPER_SEEDS[:count])
+
+
+def _command_pending(args: argparse.Namespace) -> int:
+    from dkm import ablations, analysis
+    from dkm.data import available_datasets
+    from dkm.results import ResultsStore
+
+    folder = Path(args.results)
+    if not folder.is_dir():
+        raise CommandError(f"no results folder {folder}")
+    seeds, study_seeds = _first_seeds(args.seeds), _first_seeds(args.study_seeds)
+    scale = "" if args.scale == 1.0 else f" --scale {args.scale:g}"
+
+    def at_scale(store: Path) -> list[dict]:
+        return [r for r in ResultsStore(store).records()
+                if r["params"].get("scale", 1.0) == args.scale]
+
+    def seed_options(missing: Sequence[int]) -> str:
+        return " ".join(f"--seed {seed}" for seed in missing)
+
+    lines = []
+    for dataset in available_datasets():
+        store = folder / f"{dataset}.jsonl"
+        if not store.exists():
+            continue
+        missing = analysis.missing_seeds(at_scale(store), dataset, PAPER_METHODS, seeds)
+        if missing:
+            total = sum(map(len, missing.values()))
+            lines.append(f"{store}: {total} of {len(PAPER_METHODS) * len(seeds)} runs missing")
+            lines += [f"  python -m dkm run --dataset {dataset} --method {method} "
+                      f"{seed_options(left)}{scale} --results {store}"
+                      for method, left in missing.items()]
+    for name, study in ablations.STUDIES.items():
+        store = folder / "ablations" / f"{name}.jsonl"
+        if not store.exists():
+            continue
+        records = at_scale(store)
+        datasets = study.datasets or sorted({r["dataset"] for r in records})
+        rows = ablations.pending(name, records, datasets, study_seeds)
+        if len(rows):
+            lines.append(f"{store}: {sum(map(len, rows.missing))} runs missing")
+            for (dataset, method), group in rows.groupby(["dataset", "method"], sort=False):
+                left = sorted({s for missing in group.missing for s in missing}, key=seeds_order)
+                lines.append(f"  python -m dkm ablate --study {name} --dataset {dataset} "
+                             f"--method {method} {seed_options(left)}{scale} "
+                             f"--results {store.parent}")
+    print("\n".join(lines) if lines else f"every run of the stores in {folder} is there")
+    return 0
+
+
+def seeds_order(seed: int) -> int:
+    """A seed's place in the paper's list (seeds outside it last)."""
+    return paper.PAPER_SEEDS.index(seed) if seed in paper.PAPER_SEEDS else len(paper.PAPER_SEEDS)
+
+
 def _store_files(paths: Sequence[str]) -> list[Path]:
     """The stores named: files as given, directories by their ``*.jsonl``."""
     files = []
@@ -345,11 +421,12 @@ def _start_tensorflow_quietly() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m dkm``; returns the exit status."""
     args = build_parser().parse_args(argv)
-    if args.command in ("run", "ablate", "snapshot") and not args.verbose:
+    imports_tensorflow = args.command in ("run", "ablate", "snapshot", "pending")
+    if imports_tensorflow and not getattr(args, "verbose", False):
         _start_tensorflow_quietly()
     try:
         return {"run": _command_run, "ablate": _command_ablate, "snapshot": _command_snapshot,
-                "report": _command_report}[args.command](args)
+                "report": _command_report, "pending": _command_pending}[args.command](args)
     except (CommandError, ValueError, FileNotFoundError, ImportError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"python -m dkm {args.command}: error: {message}", file=sys.stderr)

@@ -127,6 +127,16 @@ def test_progress_counts_a_datasets_method_seed_pairs_against_the_protocols():
     assert progress(records, "20news", ["km", "dkm-p"], seeds=SEEDS[:3]) == (0, 6)
 
 
+def test_missing_seeds_lists_each_methods_seeds_without_a_scored_record():
+    from dkm.analysis import missing_seeds
+
+    records = (_runs("usps", "dkm-p", [0.7, 0.7], lam=1.0) + _runs("mnist", "km", [0.5])
+               + [{**r, "metrics": None} for r in _runs("usps", "km", [0.5])])   # failed: no scores
+    assert missing_seeds(records, "usps", ["km", "dkm-p"], seeds=SEEDS[:3]) == {
+        "km": SEEDS[:3], "dkm-p": SEEDS[2:3]}
+    assert missing_seeds(records, "mnist", ["km"], seeds=SEEDS[:1]) == {}
+
+
 def test_a_variants_records_can_be_shown_in_their_paper_datasets_column():
     from dkm import tables
     from dkm.results import validate_record

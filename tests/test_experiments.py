@@ -234,6 +234,36 @@ def test_cli_report_reads_several_stores_and_says_which(tmp_path, cli):
     assert refused.returncode == 2 and "no results store (*.jsonl) in the directory" in refused.stderr
 
 
+def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_path, cli):
+    from dkm import ablations, paper
+
+    store = tmp_path / "digits.jsonl"
+    assert cli("run", "--dataset", "digits", "--method", "km", "--seeds", "1", "--scale", "0.02",
+               "--results", str(store), "--quiet").returncode == 0
+    (tmp_path / "ablations").mkdir()
+    (tmp_path / "ablations" / "lambda.jsonl").touch()   # a study declared for USPS, not started
+    (tmp_path / "ablations" / "alpha.jsonl").touch()    # a study for any dataset: none run yet
+    small = cli("pending", "--results", str(tmp_path), "--seeds", "2", "--scale", "0.02")
+    assert small.returncode == 0, small.stderr
+    lines = small.stdout.splitlines()
+    first, second = paper.PAPER_SEEDS[:2]
+    assert lines[0] == f"{store}: 15 of 16 runs missing"
+    assert (f"  python -m dkm run --dataset digits --method km --seed {second} --scale 0.02 "
+            f"--results {store}") in lines
+    assert (f"  python -m dkm run --dataset digits --method dkm-p --seed {first} --seed {second} "
+            f"--scale 0.02 --results {store}") in lines
+    study_seeds = " ".join(f"--seed {s}" for s in paper.PAPER_SEEDS[:3])
+    variants = len(ablations.STUDIES["lambda"].variants)
+    assert f"{tmp_path / 'ablations' / 'lambda.jsonl'}: {3 * variants} runs missing" in lines
+    assert (f"  python -m dkm ablate --study lambda --dataset usps --method dkm-p {study_seeds} "
+            f"--scale 0.02 --results {tmp_path / 'ablations'}") in lines
+    assert not any("alpha" in line for line in lines)
+    full = cli("pending", "--results", str(tmp_path), "--seeds", "1").stdout   # the paper's epochs
+    assert f"{store}: 8 of 8 runs missing" in full and "--scale" not in full
+    refused = cli("pending", "--results", str(tmp_path / "missing"))
+    assert refused.returncode == 2 and "no results folder" in refused.stderr
+
+
 def test_cli_run_keeps_tensorflows_start_up_lines_out_unless_verbose(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     # six networks in one process: TensorFlow warns of their functions' "retracing"

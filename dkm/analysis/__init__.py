@@ -65,7 +65,7 @@ from dkm.analysis._claims import (
     claims_table,
     verdict_grid,
 )
-from dkm.analysis._coverage import coverage, progress
+from dkm.analysis._coverage import coverage, missing_seeds, progress
 from dkm.analysis._line_search import (
     SEARCH_SUMMARY_COLUMNS,
     paper_tradeoff,
@@ -94,8 +94,8 @@ from dkm.analysis._standin import (
 from dkm.analysis._variants import on_paper_dataset, variant_effect
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
-           "paired_difference", "check_claims", "verdict_grid", "coverage", "progress",
-           "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
+           "paired_difference", "check_claims", "verdict_grid", "coverage", "missing_seeds",
+           "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "isa_probe_table", "repeated_runs", "reruns", "kept_reruns",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
            "search_summary", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",

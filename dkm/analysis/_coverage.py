@@ -37,3 +37,22 @@ def progress(records: Iterable[Mapping[str, Any]], dataset: str, methods: Sequen
     covered = coverage((r for r in records if r["dataset"] == dataset), methods, seeds)
     done = int(covered.loc[dataset].sum()) if dataset in covered.index else 0
     return done, len(methods) * len(seeds)
+
+
+def missing_seeds(records: Iterable[Mapping[str, Any]], dataset: str, methods: Sequence[str],
+                  seeds: Sequence[int] = paper.PAPER_SEEDS) -> dict[str, tuple[int, ...]]:
+    """The seeds of each method that have no scored record of ``dataset`` yet.
+
+    Returns
+    -------
+    dict
+        Each method of ``methods`` that misses a seed, to its missing seeds in
+        the order of ``seeds``; empty when every run is there.
+    """
+    done: dict[str, set[int]] = {}
+    for r in records:
+        if r.get("metrics") and r["dataset"] == dataset:
+            done.setdefault(r["method"], set()).add(r["seed"])
+    missing = {method: tuple(seed for seed in seeds if seed not in done.get(method, ()))
+               for method in methods}
+    return {method: left for method, left in missing.items() if left}
