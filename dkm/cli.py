@@ -197,10 +197,15 @@ def build_parser() -> argparse.ArgumentParser:
 def _seeds(args: argparse.Namespace) -> list[int]:
     if args.seed_list:
         return list(args.seed_list)
-    if args.seeds > len(paper.PAPER_SEEDS):
-        raise CommandError(f"--seeds {args.seeds}: the paper has {len(paper.PAPER_SEEDS)} "
-                           "seeds; pass more with --seed")
-    return list(paper.PAPER_SEEDS[: args.seeds])
+    return _first_seeds(args.seeds, "--seeds", "; pass more with --seed")
+
+
+def _first_seeds(count: int, option: str, advice: str = "") -> list[int]:
+    """The paper's first ``count`` seeds; more is a user error naming ``option``."""
+    if count > len(paper.PAPER_SEEDS):
+        raise CommandError(f"{option} {count}: the paper has {len(paper.PAPER_SEEDS)} seeds"
+                           + advice)
+    return list(paper.PAPER_SEEDS[:count])
 
 
 def _command_run(args: argparse.Namespace) -> int:
@@ -291,12 +296,6 @@ def _command_snapshot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _first_seeds(count: int) -> list[int]:
-    if count > len(paper.PAPER_SEEDS):
-        raise CommandError(f"{count} seeds: the paper has {len(paper.PAPER_SEEDS)}")
-    return list(paper.PAPER_SEEDS[:count])
-
-
 def _command_pending(args: argparse.Namespace) -> int:
     from dkm import ablations, analysis
     from dkm.data import available_datasets
@@ -305,7 +304,8 @@ def _command_pending(args: argparse.Namespace) -> int:
     folder = Path(args.results)
     if not folder.is_dir():
         raise CommandError(f"no results folder {folder}")
-    seeds, study_seeds = _first_seeds(args.seeds), _first_seeds(args.study_seeds)
+    seeds = _first_seeds(args.seeds, "--seeds")
+    study_seeds = _first_seeds(args.study_seeds, "--study-seeds")
     scale = "" if args.scale == 1.0 else f" --scale {args.scale:g}"
 
     def at_scale(store: Path) -> list[dict]:
@@ -337,17 +337,12 @@ def _command_pending(args: argparse.Namespace) -> int:
         if len(rows):
             lines.append(f"{store}: {sum(map(len, rows.missing))} runs missing")
             for (dataset, method), group in rows.groupby(["dataset", "method"], sort=False):
-                left = sorted({s for missing in group.missing for s in missing}, key=seeds_order)
+                left = [seed for seed in study_seeds if any(seed in m for m in group.missing)]
                 lines.append(f"  python -m dkm ablate --study {name} --dataset {dataset} "
                              f"--method {method} {seed_options(left)}{scale} "
                              f"--results {store.parent}")
     print("\n".join(lines) if lines else f"every run of the stores in {folder} is there")
     return 0
-
-
-def seeds_order(seed: int) -> int:
-    """A seed's place in the paper's list (seeds outside it last)."""
-    return paper.PAPER_SEEDS.index(seed) if seed in paper.PAPER_SEEDS else len(paper.PAPER_SEEDS)
 
 
 def _store_files(paths: Sequence[str]) -> list[Path]:

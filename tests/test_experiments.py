@@ -262,6 +262,8 @@ def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_p
     assert f"{store}: 8 of 8 runs missing" in full and "--scale" not in full
     refused = cli("pending", "--results", str(tmp_path / "missing"))
     assert refused.returncode == 2 and "no results folder" in refused.stderr
+    too_many = cli("pending", "--results", str(tmp_path), "--study-seeds", "11")
+    assert too_many.returncode == 2 and "--study-seeds 11: the paper has 10 seeds" in too_many.stderr
 
 
 def test_cli_run_keeps_tensorflows_start_up_lines_out_unless_verbose(tmp_path):
