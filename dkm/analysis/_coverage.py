@@ -15,10 +15,7 @@ def coverage(records: Iterable[Mapping[str, Any]], methods: Sequence[str],
 
     Records of several trade-off values or distances count a seed once.
     """
-    seen: dict[tuple[str, str], set[int]] = {}
-    for r in records:
-        if r.get("metrics") and r["seed"] in seeds:
-            seen.setdefault((r["dataset"], r["method"]), set()).add(r["seed"])
+    seen = _scored_seeds(r for r in records if r["seed"] in seeds)
     datasets = list(dict.fromkeys(d for d, _ in seen))
     return pd.DataFrame([[len(seen.get((d, m), ())) for m in methods] for d in datasets],
                         index=datasets, columns=list(methods))
@@ -49,10 +46,16 @@ def missing_seeds(records: Iterable[Mapping[str, Any]], dataset: str, methods: S
         Each method of ``methods`` that misses a seed, to its missing seeds in
         the order of ``seeds``; empty when every run is there.
     """
-    done: dict[str, set[int]] = {}
-    for r in records:
-        if r.get("metrics") and r["dataset"] == dataset:
-            done.setdefault(r["method"], set()).add(r["seed"])
-    missing = {method: tuple(seed for seed in seeds if seed not in done.get(method, ()))
+    done = _scored_seeds(r for r in records if r["dataset"] == dataset)
+    missing = {method: tuple(seed for seed in seeds if seed not in done.get((dataset, method), ()))
                for method in methods}
     return {method: left for method, left in missing.items() if left}
+
+
+def _scored_seeds(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], set[int]]:
+    """The seeds each (dataset, method) has a scored record for, in order of first appearance."""
+    seen: dict[tuple[str, str], set[int]] = {}
+    for r in records:
+        if r.get("metrics"):
+            seen.setdefault((r["dataset"], r["method"]), set()).add(r["seed"])
+    return seen
