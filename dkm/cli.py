@@ -299,7 +299,7 @@ def _command_snapshot(args: argparse.Namespace) -> int:
 def _command_pending(args: argparse.Namespace) -> int:
     from dkm import ablations, analysis
     from dkm.data import available_datasets
-    from dkm.results import ResultsStore
+    from dkm.results import ResultsStore, record_scale
 
     folder = Path(args.results)
     if not folder.is_dir():
@@ -309,8 +309,7 @@ def _command_pending(args: argparse.Namespace) -> int:
     scale = "" if args.scale == 1.0 else f" --scale {args.scale:g}"
 
     def at_scale(store: Path) -> list[dict]:
-        return [r for r in ResultsStore(store).records()
-                if r["params"].get("scale", 1.0) == args.scale]
+        return [r for r in ResultsStore(store).records() if record_scale(r) == args.scale]
 
     def seed_options(missing: Sequence[int]) -> str:
         return " ".join(f"--seed {seed}" for seed in missing)

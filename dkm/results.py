@@ -122,6 +122,7 @@ __all__ = [
     "record_label",
     "ResultsStore",
     "result_stores",
+    "record_scale",
     "is_full_scale",
     "full_scale_records",
     "full_scale_records_by_store",
@@ -568,9 +569,14 @@ def result_stores(folder: str | os.PathLike[str]) -> list[Path]:
     return sorted(folder.glob("*.jsonl")) + sorted(folder.glob("ablations/*.jsonl"))
 
 
+def record_scale(record: Mapping[str, Any]) -> float:
+    """The epoch scale a record ran at: ``params["scale"]``, 1 (the paper's epochs) when absent."""
+    return record["params"].get("scale", 1.0)
+
+
 def is_full_scale(record: Mapping[str, Any]) -> bool:
     """True for a run at the paper's epochs: ``params["scale"]`` is 1 or absent."""
-    return record["params"].get("scale", 1.0) == 1.0
+    return record_scale(record) == 1.0
 
 
 def full_scale_records_by_store(folder: str | os.PathLike[str]) -> dict[Path, list[dict[str, Any]]]:

@@ -23,6 +23,7 @@ from dkm.results import (
     full_scale_records_by_store,
     new_record,
     record_label,
+    record_scale,
     records_to_dataframe,
     result_stores,
     validate_record,
@@ -279,6 +280,7 @@ def test_a_results_folder_is_read_with_its_ablations_and_without_small_runs(tmp_
 
     assert result_stores(tmp_path) == [protocol.path, study.path]
     assert full_scale_records(tmp_path) == [full, unnamed]
+    assert (record_scale(small), record_scale(unnamed)) == (0.02, 1.0)   # absent: the paper's
     assert full_scale_records_by_store(tmp_path) == {protocol.path: [full], study.path: [unnamed]}
     assert result_stores(tmp_path / "missing") == [] == full_scale_records(tmp_path / "missing")
     assert full_scale_records_by_store(tmp_path / "missing") == {}

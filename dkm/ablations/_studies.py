@@ -14,6 +14,7 @@ import pandas as pd
 
 from dkm import paper, registry
 from dkm.data import PAPER_STATISTICS, paper_dataset
+from dkm.results import ResultsStore, record_scale
 
 
 
@@ -248,8 +249,6 @@ def run_study(
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
-    from dkm.results import ResultsStore
-
     return ResultsStore(path).records() if path.exists() else []
 
 
@@ -300,7 +299,7 @@ def switches(record: Mapping[str, Any]) -> dict[str, Any]:
     """The recorded parameters in which ``record`` differs from the protocol's run."""
     params = record["params"]
     default = protocol_params(record["dataset"], record["method"], params["data_fingerprint"],
-                              params.get("scale", 1.0))
+                              record_scale(record))
     return {k: v for k, v in sorted(params.items()) if default.get(k) != v}
 
 
@@ -378,7 +377,7 @@ def variant_scores(records: Iterable[Mapping[str, Any]], variant: Variant, datas
     for r in records:
         if r["dataset"] != dataset or r["method"] != variant.method or not r.get("metrics"):
             continue
-        key = (r["params"]["data_fingerprint"], r["params"].get("scale", 1.0))
+        key = (r["params"]["data_fingerprint"], record_scale(r))
         if key not in expected:
             expected[key] = variant_params(variant, dataset, *key)
         if r["params"] == expected[key]:
