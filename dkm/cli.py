@@ -298,8 +298,7 @@ def _command_snapshot(args: argparse.Namespace) -> int:
 
 def _command_pending(args: argparse.Namespace) -> int:
     from dkm import ablations, analysis
-    from dkm.data import available_datasets
-    from dkm.results import ResultsStore, record_scale
+    from dkm.results import ResultsStore, protocol_stores, record_scale
 
     folder = Path(args.results)
     if not folder.is_dir():
@@ -315,10 +314,7 @@ def _command_pending(args: argparse.Namespace) -> int:
         return " ".join(f"--seed {seed}" for seed in missing)
 
     lines = []
-    for dataset in available_datasets():
-        store = folder / f"{dataset}.jsonl"
-        if not store.exists():
-            continue
+    for dataset, store in protocol_stores(folder).items():
         missing = analysis.missing_seeds(at_scale(store), dataset, PAPER_METHODS, seeds)
         if missing:
             total = sum(map(len, missing.values()))

@@ -122,6 +122,7 @@ __all__ = [
     "record_label",
     "ResultsStore",
     "result_stores",
+    "protocol_stores",
     "record_scale",
     "is_full_scale",
     "full_scale_records",
@@ -567,6 +568,26 @@ def result_stores(folder: str | os.PathLike[str]) -> list[Path]:
     """
     folder = Path(folder)
     return sorted(folder.glob("*.jsonl")) + sorted(folder.glob("ablations/*.jsonl"))
+
+
+def protocol_stores(folder: str | os.PathLike[str]) -> dict[str, Path]:
+    """The protocol's stores of a results folder, by dataset.
+
+    The protocol keeps the runs of each named dataset (:func:`dkm.data.available_datasets`,
+    a data variant such as ``usps-sharp`` included) in ``folder/<dataset>.jsonl``;
+    the line searches' and the ablation studies' stores are not among them.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        Each named dataset that has a store in ``folder`` to that store, in the
+        order of :func:`dkm.data.available_datasets`; empty when the folder
+        does not exist.
+    """
+    from dkm.data import available_datasets
+
+    stores = {dataset: Path(folder) / f"{dataset}.jsonl" for dataset in available_datasets()}
+    return {dataset: store for dataset, store in stores.items() if store.is_file()}
 
 
 def record_scale(record: Mapping[str, Any]) -> float:

@@ -24,6 +24,7 @@ from dkm.data import (
     load,
     load_usps_libsvm_test,
     paper_dataset,
+    paper_datasets,
     smooth_usps,
 )
 
@@ -191,6 +192,9 @@ def test_digits_needs_no_file_and_is_scaled_to_unit_range():
 
 def test_available_datasets():
     assert available_datasets() == ("mnist", "usps", "usps-sharp", "20news", "rcv1", "digits")
+    assert paper_datasets() == ("mnist", "usps", "usps-sharp", "20news", "rcv1")
+    assert [dataset_label(name) for name in paper_datasets()] == [
+        "MNIST", "USPS", "USPS (sharp file)", "20NEWS", "RCV1"]
 
 
 def test_unknown_name_lists_the_valid_names_and_mentions_paths():

@@ -22,6 +22,7 @@ from dkm.results import (
     full_scale_records,
     full_scale_records_by_store,
     new_record,
+    protocol_stores,
     record_label,
     record_scale,
     records_to_dataframe,
@@ -284,3 +285,14 @@ def test_a_results_folder_is_read_with_its_ablations_and_without_small_runs(tmp_
     assert full_scale_records_by_store(tmp_path) == {protocol.path: [full], study.path: [unnamed]}
     assert result_stores(tmp_path / "missing") == [] == full_scale_records(tmp_path / "missing")
     assert full_scale_records_by_store(tmp_path / "missing") == {}
+
+
+def test_the_protocol_stores_are_the_named_datasets_stores_in_the_packages_order(tmp_path: Path) -> None:
+    for name in ("usps", "mnist", "usps-sharp", "usps-lambda", "my-data"):
+        ResultsStore(tmp_path / f"{name}.jsonl").append(make_record(1))
+    ResultsStore(tmp_path / "ablations" / "alpha.jsonl").append(make_record(1))
+    (tmp_path / "20news.jsonl").mkdir()                  # not a file: not a store
+
+    assert protocol_stores(tmp_path) == {name: tmp_path / f"{name}.jsonl"
+                                         for name in ("mnist", "usps", "usps-sharp")}
+    assert protocol_stores(tmp_path / "missing") == {}

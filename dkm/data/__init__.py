@@ -80,6 +80,7 @@ __all__ = [
     "RCV1_CATEGORIES",
     "RCV1_N_DOCUMENTS",
     "available_datasets",
+    "paper_datasets",
     "build_rcv1_subset",
     "dataset_label",
     "dataset_statistics",
@@ -143,6 +144,14 @@ def dataset_label(name: str) -> str:
 def available_datasets() -> tuple[str, ...]:
     """Names accepted by :func:`load` (a path to a file is accepted too)."""
     return tuple(_NAMED_LOADERS)
+
+
+def paper_datasets() -> tuple[str, ...]:
+    """The named datasets that are the paper's or a variant of one (not ``digits``).
+
+    In the order of :func:`available_datasets`: each has a :func:`dataset_label`.
+    """
+    return tuple(name for name in _NAMED_LOADERS if paper_dataset(name) in PAPER_STATISTICS)
 
 
 def load(
