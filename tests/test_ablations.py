@@ -800,3 +800,14 @@ def test_paper_margins_give_the_share_of_the_papers_margin_that_a_variant_accoun
     assert list(ablations.paper_margins(comparison, family="dkm").claim) == [
         "dkm-a>dcn-np", "dkm-p>dcn-p"]
     assert ablations.paper_margins(comparison.iloc[:0]).empty
+
+
+def test_a_margin_reads_as_the_gap_of_the_papers_margin_of_its_claim_on_its_dataset():
+    comparison = pd.DataFrame({"dataset": ["usps-sharp"], "method": ["dcn-p-authors"],
+                               "against": ["dcn-p"], "difference": [-1.94], "low": [-3.0],
+                               "high": [-0.5]})
+    row = next(ablations.paper_margins(comparison).itertuples())
+    assert ablations.margin_claim(row) == "DKM<sup>p</sup> over DCN<sup>p</sup>"
+    assert ablations.margin_claim(row, "markdown") == "DKM^p over DCN^p"
+    assert ablations.margin_text(row) == (f"1.9 of the paper's {row.margin:.1f} points of "
+                                          "DKM<sup>p</sup> over DCN<sup>p</sup> on USPS (sharp file)")

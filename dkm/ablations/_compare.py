@@ -10,7 +10,7 @@ import pandas as pd
 from dkm import paper, registry
 from dkm.ablations._studies import SCORE_SOURCES, STUDY_SEEDS, _score, describe, switches
 from dkm.analysis import CLAIMS, Claim, paired_difference
-from dkm.data import paper_dataset
+from dkm.data import dataset_label, paper_dataset
 
 
 def compare(
@@ -271,6 +271,29 @@ def paper_margins(comparison: pd.DataFrame, metric: str = "acc",
                          "share": -row.difference / margin})
     return pd.DataFrame(rows, columns=["dataset", "method", "against", "claim", "over", "margin",
                                        "gap", "gap_low", "gap_high", "share"])
+
+
+def margin_claim(row: Any, fmt: str = "html") -> str:
+    """The paper's claim behind a row of :func:`paper_margins`, typeset: ``DKM^p over DCN^p``.
+
+    ``fmt`` is a format of :func:`dkm.tables.typeset`.
+    """
+    from dkm.tables import typeset
+
+    return typeset(f"{row.over} over {registry.get(row.against).label}", fmt)
+
+
+def margin_text(row: Any, fmt: str = "html") -> str:
+    """A row of :func:`paper_margins` as prose.
+
+    Examples
+    --------
+    ``2.6 of the paper's 2.9 points of DKM^p over DCN^p on MNIST``: the
+    variant's gap, then the paper's margin, its claim (typeset for ``fmt``,
+    a format of :func:`dkm.tables.typeset`) and the dataset.
+    """
+    return (f"{row.gap:.1f} of the paper's {row.margin:.1f} points of {margin_claim(row, fmt)} "
+            f"on {dataset_label(row.dataset)}")
 
 
 def paper_verdicts(records: Iterable[Mapping[str, Any]], metrics: Sequence[str] = ("acc", "nmi"),
