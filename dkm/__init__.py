@@ -22,6 +22,7 @@ Models and their training:
 ``dkm.autoencoder``          the ``d-500-500-2000-K`` autoencoder.
 ``dkm.losses``               distances, the stable soft assignment and the DKM loss.
 ``dkm.training``             the one minibatch training loop every method shares.
+``dkm.checkpoints``          a training phase's state at an epoch's end: interrupted runs resume.
 ``dkm.methods``              the methods of the paper, one module each:
 ``dkm.methods.common``       what every method shares: its loop settings and its result.
 ``dkm.methods.pretraining``  the autoencoder pretraining the pretrained methods share.
@@ -71,8 +72,8 @@ Evaluation, the protocol and its results:
 ``dkm.snapshots``            a full-scale run's embeddings, saved for the paper's figures.
 ``dkm.embeddings``           an embedding's size, spread and separation of the true classes.
 ``dkm.paper``                what the paper reports: its figures, seeds, trade-offs and datasets.
-``dkm._atomic``              whole-file writes (downloads, pretraining cache, snapshots) through a
-                             temporary file and one rename.
+``dkm._atomic``              whole-file writes (downloads, pretraining cache, checkpoints,
+                             snapshots) through a temporary file and one rename.
 ``dkm.cli``                  ``python -m dkm run ...``, ``ablate ...`` and ``report ...``
                              (``dkm.__main__``).
 

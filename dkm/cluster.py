@@ -52,7 +52,7 @@ def connect(scheduler: str) -> Any:
 
 def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, scale: float,
                loop: Any, cache_dir: str | os.PathLike[str], seeds_per_batch: int | None = None,
-               progress: bool = True,
+               checkpoint_dir: str | os.PathLike[str] | None = None, progress: bool = True,
                log: Callable[[str], None] = lambda message: None) -> int:
     """Run ``pieces`` as tasks of ``client``'s cluster; append their records to ``store``.
 
@@ -65,9 +65,11 @@ def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, sca
     store : ResultsStore
         Written by this process only, one record at a time as pieces finish;
         a record whose configuration hash is stored already is not written again.
-    scale, loop, cache_dir, seeds_per_batch
+    scale, loop, cache_dir, seeds_per_batch, checkpoint_dir
         As in :func:`dkm.experiments.run_grid`; ``cache_dir`` (the shared
-        pretraining) must be reachable from the workers. With
+        pretraining) and ``checkpoint_dir`` must be reachable from the
+        workers: a task that a dying worker left is retried on another, which
+        resumes from its checkpoints. With
         ``seeds_per_batch``, each piece is cut into tasks of that many seeds,
         so that a batch's records come back (and are written) as soon as it
         finishes; without it a piece is one task, whose worker decides how its
@@ -96,8 +98,9 @@ def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, sca
     futures = {}
     for piece in pieces:
         task = client.submit(_run_piece, datasets[id(piece.dataset)], piece.cell, piece.seeds,
-                             scale, loop, str(cache_dir), seeds_per_batch, retries=RETRIES,
-                             pure=False)
+                             scale, loop, str(cache_dir), seeds_per_batch,
+                             None if checkpoint_dir is None else str(checkpoint_dir),
+                             retries=RETRIES, pure=False)
         futures[task] = piece
     added = 0
     done = store.completed_hashes()  # this process is the store's only writer: read it once
@@ -121,9 +124,11 @@ def _dataset(dataset: Dataset) -> Dataset:
 
 
 def _run_piece(dataset: Dataset, cell: Cell, seeds: tuple[int, ...], scale: float, loop: Any,
-               cache_dir: str, seeds_per_batch: int | None) -> list[dict[str, Any]]:
+               cache_dir: str, seeds_per_batch: int | None,
+               checkpoint_dir: str | None) -> list[dict[str, Any]]:
     """The task a worker runs: every record of a piece."""
     piece = Piece(dataset, cell, seeds)
     return [record for records in run_piece(piece, scale=scale, loop=loop, cache_dir=cache_dir,
-                                            seeds_per_batch=seeds_per_batch)
+                                            seeds_per_batch=seeds_per_batch,
+                                            checkpoint_dir=checkpoint_dir)
             for record in records]

@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dkm.annealing import Schedule, constant, custom, paper_annealing
 from dkm.autoencoder import PAPER_HIDDEN_SIZES, Architecture, Autoencoder
+from dkm.checkpoints import RunCheckpoints
 from dkm.losses import DISTANCES, get_distance
 from dkm.methods.common import LoopConfig, MethodResult, nearest_center
 from dkm.methods.dcn import (DCN_INITIAL_COUNT, DCN_VARIANTS, LABEL_SOURCES, PULL_RULES,
@@ -224,11 +225,13 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
             progress=bool(self.progress),
         )
 
-    def _train(self, X: np.ndarray, seeds: list[int]) -> MethodResult:
+    def _train(self, X: np.ndarray, seeds: list[int],
+               checkpoints: RunCheckpoints | None = None) -> MethodResult:
         """Train on validated data, one replica per seed."""
         config = self._config()
         self._check_pretrained(config, len(seeds), X.shape[1])
-        return type(self)._fit_function(X, self.n_clusters, seeds, config, self._loop(),
+        loop = dataclasses.replace(self._loop(), checkpoints=checkpoints)
+        return type(self)._fit_function(X, self.n_clusters, seeds, config, loop,
                                         pretrained=self.pretrained,
                                         embedding_dim=self.embedding_dim)
 
@@ -272,7 +275,8 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_seeds(self, X, seeds: Sequence[int]) -> MethodResult:
+    def fit_seeds(self, X, seeds: Sequence[int],
+                  checkpoints: RunCheckpoints | None = None) -> MethodResult:
         """Train one network per seed on ``X``, together (stacked replicas); ``random_state``
         is not used.
 
@@ -287,6 +291,9 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
             Finite values; converted to float32.
         seeds : sequence of int
             One seed per replica: initialisation, k-means++ and minibatch order.
+        checkpoints : RunCheckpoints, optional
+            Where the training phases save their state and resume from
+            (:mod:`dkm.checkpoints`); none by default.
 
         Returns
         -------
@@ -303,7 +310,7 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         seeds = list(seeds)
         if not seeds or not all(isinstance(s, (int, np.integer)) for s in seeds):
             raise ValueError(f"seeds must be a non-empty sequence of integers, got {seeds!r}")
-        return self._train(X, [int(s) for s in seeds])
+        return self._train(X, [int(s) for s in seeds], checkpoints)
 
     def _embed(self, X: np.ndarray) -> np.ndarray:
         architecture = Architecture(

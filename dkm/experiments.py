@@ -239,6 +239,7 @@ def run_seeds(
     overrides: dict[str, Any] | None = None,
     loop: Any = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Train ``method`` on ``dataset`` for every seed at once; one record per seed.
 
@@ -260,7 +261,13 @@ def run_seeds(
         Settings of the shared training loop (the paper's by default).
     cache_dir : path, optional
         Where the shared pretraining is cached.
+    checkpoint_dir : path, optional
+        Where the training phases save their state as they go
+        (:mod:`dkm.checkpoints`): run again after an interruption, the same
+        call resumes from it and returns the same records. Its files are
+        removed once the records are made. None: no checkpoints.
     """
+    from dkm.checkpoints import RunCheckpoints, run_key
     from dkm.methods.common import LoopConfig, kmeans_on_embedding
 
     if not scale > 0:
@@ -273,21 +280,28 @@ def run_seeds(
     parts = {"validation": split.validation, "test": split.test}
 
     recorded = provenance()  # the code that trains, not the checkout when training ends
+    hashes = [config_hash(dataset.name, method, int(seed), params) for seed in seeds]
+    checkpoints = None if checkpoint_dir is None else RunCheckpoints(
+        Path(checkpoint_dir), run_key(hashes), written_by=recorded["git_commit"])
+    loop = dataclasses.replace(loop, checkpoints=checkpoints)
     start = time.perf_counter()
     pretrained = (_shared_pretraining(dataset, seeds, config, loop, cache_dir)
                   if entry.pretrained and cache_dir is not None else None)
     result = entry.train(dataset.X, dataset.n_clusters, list(seeds), config, loop, pretrained)
     friendliness = (kmeans_on_embedding(result, dataset.n_clusters, seeds)
                     if entry.kmeans_on_embedding else None)
-    wall = time.perf_counter() - start
+    wall = time.perf_counter() - start  # and, on a resumed run, the time its checkpoints saved
+    wall += checkpoints.seconds_saved() if checkpoints is not None else 0.0
 
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    if checkpoints is not None and checkpoints.resumed:
+        recorded = {**recorded, "resumed": checkpoints.resumed}
     records = []
     for s, seed in enumerate(seeds):
         records.append({
             "schema": 1, "dataset": dataset.name, "method": method, "seed": int(seed),
             "params": params,
-            "config_hash": config_hash(dataset.name, method, int(seed), params),
+            "config_hash": hashes[s],
             "metrics": _scores(dataset.y, result.labels[s], parts),
             "kmeans_on_embedding": None if friendliness is None
             else _scores(dataset.y, friendliness[s], parts),
@@ -297,6 +311,8 @@ def run_seeds(
             else {**recorded, "pretraining": pretrained.fingerprint(s)},
             "created": created,
         })
+    if checkpoints is not None:
+        checkpoints.clear()
     return records
 
 
@@ -386,12 +402,13 @@ def grid_pieces(store: ResultsStore, datasets: Iterable[str | Dataset], methods:
 
 def run_piece(piece: Piece, *, scale: float, loop: Any,
               cache_dir: str | os.PathLike[str] | None, seeds_per_batch: int | None = None,
+              checkpoint_dir: str | os.PathLike[str] | None = None,
               log: Callable[[str], None] = lambda message: None) -> Iterator[list[dict[str, Any]]]:
     """Run a piece's seeds, batch after batch; yields each batch's records as it finishes.
 
     ``seeds_per_batch`` seeds train together; by default the machine that runs the piece
     decides (:func:`dkm.training.default_seeds_per_batch`: all of them on a GPU, one at a
-    time on a CPU).
+    time on a CPU). ``checkpoint_dir`` is :func:`run_seeds`'s.
     """
     from dkm.training import default_seeds_per_batch
 
@@ -400,7 +417,8 @@ def run_piece(piece: Piece, *, scale: float, loop: Any,
         chunk = list(part.seeds)
         log(f"{data.name} {cell.method} tradeoff={cell.tradeoff} seeds={chunk}")
         yield run_seeds(data, cell.method, chunk, tradeoff=cell.tradeoff, scale=scale,
-                        overrides=dict(cell.overrides), loop=loop, cache_dir=cache_dir)
+                        overrides=dict(cell.overrides), loop=loop, cache_dir=cache_dir,
+                        checkpoint_dir=checkpoint_dir)
 
 
 def run_grid(
@@ -415,6 +433,7 @@ def run_grid(
     seeds_per_batch: int | None = None,
     loop: Any = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
     progress: bool = True,
     log: Callable[[str], None] = lambda message: print(message, file=sys.stderr),
     client: Any = None,
@@ -423,7 +442,11 @@ def run_grid(
 
     Runs already in the store (same configuration hash) are skipped, so a grid
     that was interrupted continues where it stopped; each finished batch of
-    seeds is appended at once, so nothing finished is lost.
+    seeds is appended at once, so nothing finished is lost. A run that was
+    interrupted itself resumes from its last checkpoint (:func:`run_seeds`),
+    kept in ``checkpoint_dir``, by default ``.checkpoints/`` beside the store;
+    the shared pretraining is cached in ``cache_dir``, by default
+    ``.pretraining-cache/`` there.
 
     ``seeds_per_batch`` seeds train together as one computation (stacked
     replicas on a GPU, replica after replica on a CPU:
@@ -448,17 +471,21 @@ def run_grid(
     store = ResultsStore(results)
     loop = loop or LoopConfig(progress=False)
     cache_dir = cache_dir if cache_dir is not None else Path(results).parent / ".pretraining-cache"
+    checkpoint_dir = (checkpoint_dir if checkpoint_dir is not None
+                      else Path(results).parent / ".checkpoints")
     pieces = grid_pieces(store, datasets, methods, seeds, scale=scale,
                          lambda_search=lambda_search, overrides=overrides, loop=loop)
     if client is not None:
         from dkm.cluster import run_pieces
 
         return run_pieces(client, pieces, store, scale=scale, loop=loop, cache_dir=cache_dir,
-                          seeds_per_batch=seeds_per_batch, progress=progress, log=log)
+                          checkpoint_dir=checkpoint_dir, seeds_per_batch=seeds_per_batch,
+                          progress=progress, log=log)
     added = 0
     for piece in tqdm(pieces, desc="pieces", disable=not progress):
         for records in run_piece(piece, scale=scale, loop=loop, cache_dir=cache_dir,
-                                 seeds_per_batch=seeds_per_batch, log=log):
+                                 seeds_per_batch=seeds_per_batch, checkpoint_dir=checkpoint_dir,
+                                 log=log):
             for record in records:
                 store.append(record)
                 added += 1

@@ -161,7 +161,8 @@ class Method:
         """
         if self.estimator is None:
             return _load(self.fit)(X, n_clusters, list(seeds), config, loop, pretrained=pretrained)
-        return self.make_estimator(config, loop, n_clusters, pretrained).fit_seeds(X, seeds)
+        return self.make_estimator(config, loop, n_clusters, pretrained).fit_seeds(
+            X, seeds, loop.checkpoints)
 
 
 def _load(target: str) -> Any:

@@ -59,11 +59,14 @@ Record schema (version 1)
     Same layout as ``metrics``: k-means on the method's final embedding (the
     supplement's k-Means-friendliness table), or ``null``.
 ``wall_time_s``
-    Non-negative number of seconds.
+    Non-negative number of seconds (of a resumed run: with the training time
+    its checkpoints saved).
 ``provenance``
     JSON object of versions and machine (free-form strings); a pretrained
     method's record adds ``pretraining``, the fingerprint of the pretrained
-    weights it started from (:meth:`dkm.methods.pretraining.Pretrained.fingerprint`).
+    weights it started from (:meth:`dkm.methods.pretraining.Pretrained.fingerprint`),
+    and a run that resumed from checkpoints adds ``resumed``, one object per
+    phase that did (:attr:`dkm.checkpoints.RunCheckpoints.resumed`).
 ``created``
     ISO 8601 timestamp with a time zone.
 

@@ -154,6 +154,18 @@ class BatchSampler:
         draw = self._permutation_epoch if self.kind == "permutation" else self._independent_epoch
         return np.stack([draw(rng) for rng in self._rngs]).astype(np.int32)
 
+    def state(self) -> list[dict]:
+        """The state of each replica's generator (JSON-serialisable), to resume from."""
+        return [rng.bit_generator.state for rng in self._rngs]
+
+    def load_state(self, state: Sequence[dict]) -> None:
+        """Set the generators to a :meth:`state`: the next epochs are those that followed it."""
+        if len(state) != len(self._rngs):
+            raise ValueError(f"the state has {len(state)} generators; this sampler has "
+                             f"{len(self._rngs)} replicas")
+        for rng, rng_state in zip(self._rngs, state):
+            rng.bit_generator.state = rng_state
+
     def _permutation_epoch(self, rng: np.random.Generator) -> np.ndarray:
         n, b = self.n_samples, self.batch_size
         order = rng.permutation(n)
@@ -440,6 +452,36 @@ class Trainer:
         else:
             epoch = self._stacked_epoch_graph
         self._epoch = tf.function(epoch, jit_compile=jit_compile)
+
+    def _state_variables(self) -> list[tf.Variable]:
+        """Every variable a later epoch reads: the network's, Adam's and the objective's."""
+        objective = self.objective
+        found = [*self.autoencoder.params, self.optimizer.iterations,
+                 *(slot for var in self.variables for slot in self.optimizer.slots(var)),
+                 *(value for value in vars(objective).values() if isinstance(value, tf.Variable)),
+                 *objective.variables]
+        unique = {id(var): var for var in found}
+        return list(unique.values())
+
+    def state(self) -> list[np.ndarray]:
+        """The values of every variable that the next epochs read, to resume from.
+
+        The network, Adam's moments and step count, and the objective's
+        variables (its trained ones and its state, e.g. IDEC's target and
+        stopping flags): with the minibatch order (:meth:`BatchSampler.state`),
+        all that decides the epochs that follow.
+        """
+        return [var.numpy() for var in self._state_variables()]
+
+    def load_state(self, state: Sequence[np.ndarray]) -> None:
+        """Set every variable to a :meth:`state` of a trainer of the same model."""
+        variables = self._state_variables()
+        if len(state) != len(variables) or any(
+                np.shape(value) != tuple(var.shape) for value, var in zip(state, variables)):
+            raise ValueError("the saved state does not fit this trainer: it comes from another "
+                             "model, objective or number of replicas")
+        for var, value in zip(variables, state):
+            var.assign(value)
 
     def _step(self, state: _StepState, indices: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
         x = tf.gather(self.data, indices)

@@ -1,6 +1,7 @@
 """What every method shares: its configuration of the loop and its result."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -10,12 +11,13 @@ from sklearn.cluster import KMeans
 from tqdm.auto import tqdm
 
 from dkm.autoencoder import Architecture, Autoencoder, PAPER_HIDDEN_SIZES
+from dkm.checkpoints import PhaseState, RunCheckpoints
 from dkm.losses import squared_euclidean
 from dkm.training import (
     DEFAULT_SAMPLER, Adam, BatchSampler, Layout, Objective, SamplerKind, Trainer, embed,
 )
 
-EpochCallback = Callable[[int], None]
+EpochCallback = Callable[[int], "dict[str, np.ndarray] | None"]
 
 
 @dataclass(frozen=True)
@@ -23,8 +25,10 @@ class LoopConfig:
     """Settings of the shared minibatch loop (the paper's values by default).
 
     ``jit_compile``, ``layout`` (how stacked replicas run, by device when
-    None: :func:`dkm.training.default_layout`) and ``progress`` change how
-    the loop runs, not what it computes.
+    None: :func:`dkm.training.default_layout`), ``progress`` and
+    ``checkpoints`` (where the phases save their state and resume from,
+    :class:`dkm.checkpoints.RunCheckpoints`; none by default) change how the
+    loop runs, not what it computes.
     """
 
     batch_size: int = 256
@@ -34,6 +38,7 @@ class LoopConfig:
     jit_compile: bool = True
     layout: Layout | None = None
     progress: bool = True
+    checkpoints: RunCheckpoints | None = field(default=None, compare=False)
 
     def architecture(self, input_dim: int, embedding_dim: int) -> Architecture:
         return Architecture(input_dim, embedding_dim, tuple(self.hidden_sizes))
@@ -81,25 +86,55 @@ def run_epochs(
     stop_when: Callable[[], bool] | None = None,
     description: str = "training",
     progress: bool = True,
+    checkpoints: RunCheckpoints | None = None,
 ) -> dict[str, np.ndarray]:
     """Run ``n_epochs`` of ``trainer`` and return the per-epoch history.
 
-    ``before_epoch(e)`` runs in Python once per epoch (e.g. to set α).
+    ``before_epoch(e)`` runs in Python once per epoch (e.g. to set α); the
+    ``(S,)`` values it returns by name (or None) join the history as curves.
     ``stop_when()`` is asked after each epoch; training ends early when it
     returns True (IDEC's stopping rule), so the history may be shorter.
+
+    With ``checkpoints``, the phase (named by ``description``) starts from
+    its checkpoint where one exists, and saves one every
+    ``checkpoints.every_s`` seconds and at its end (:mod:`dkm.checkpoints`):
+    a resumed phase ends as it would have without the interruption.
     """
-    losses, terms = [], {name: [] for name in trainer.term_names}
-    for epoch in tqdm(range(n_epochs), desc=description, disable=not progress, leave=False):
-        if before_epoch is not None:
-            before_epoch(epoch)
+    curves: dict[str, list[np.ndarray]] = {"loss": [], **{n: [] for n in trainer.term_names}}
+    start, finished, seconds_before = 0, False, 0.0
+    checkpoint = checkpoints.phase(description) if checkpoints is not None else None
+    saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None:
+        trainer.load_state(saved.variables)
+        sampler.load_state(saved.sampler)
+        curves.update({name: list(values.T) for name, values in saved.history.items()})
+        start, finished, seconds_before = saved.epochs_done, saved.finished, saved.seconds
+        checkpoints.note_resume(description, saved)
+    started = time.perf_counter()
+    epochs = range(start, start if finished else n_epochs)
+    for epoch in tqdm(epochs, desc=description, initial=start, total=n_epochs,
+                      disable=not progress, leave=False):
+        recorded = before_epoch(epoch) if before_epoch is not None else None
         result = trainer.run_epoch(sampler.next_epoch())
-        losses.append(result.loss)
-        for name, values in result.terms.items():
-            terms[name].append(values)
-        if stop_when is not None and stop_when():
+        curves["loss"].append(result.loss)
+        for name, values in {**result.terms, **(recorded or {})}.items():
+            curves.setdefault(name, []).append(values)
+        finished = epoch + 1 == n_epochs or (stop_when is not None and stop_when())
+        if checkpoint is not None and (finished or checkpoint.due()):
+            seconds = seconds_before + time.perf_counter() - started
+            checkpoint.save(PhaseState(epoch + 1, finished, trainer.state(), sampler.state(),
+                                       _history(curves), seconds))
+        if finished:
             break
+    return _history(curves)
+
+
+def _history(curves: dict[str, list[np.ndarray]]) -> dict[str, np.ndarray]:
+    """Per-epoch values as ``(S, epochs)`` curves; ``loss`` is ``(0,)`` before any epoch."""
+    losses = curves["loss"]
     history = {"loss": np.stack(losses, axis=1) if losses else np.zeros((0,))}
-    history.update({n: np.stack(v, axis=1) for n, v in terms.items() if v})
+    history.update({name: np.stack(values, axis=1) for name, values in curves.items()
+                    if name != "loss" and values})
     return history
 
 

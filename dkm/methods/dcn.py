@@ -355,7 +355,7 @@ def fit_dcn(
     trainer = loop.trainer(autoencoder, objective, data, optimizer)
     sampler = BatchSampler(X.shape[0], loop.batch_size, seeds, "finetune", loop.sampler)
     history.update(run_epochs(trainer, sampler, config.epochs, description="DCN",
-                              progress=loop.progress))
+                              progress=loop.progress, checkpoints=loop.checkpoints))
     result = network_result(autoencoder, data, objective.centroids.numpy(), history)
     if config.labels == "stored":
         result.labels = objective.assignments.numpy()

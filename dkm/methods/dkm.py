@@ -255,18 +255,19 @@ def fit_dkm(
     trainer = loop.trainer(autoencoder, objective, data, optimizer)
     sampler = BatchSampler(X.shape[0], loop.batch_size, seeds, "finetune", loop.sampler)
     alphas = config.schedule.per_epoch()
-    used = np.empty((len(seeds), len(alphas)))  # the α of each replica and epoch
     start_norm = mean_embedding_norm(autoencoder, data) if config.alpha_rescaling else None
 
-    def set_alpha(epoch: int) -> None:
+    def set_alpha(epoch: int) -> dict[str, np.ndarray]:
         factor = (start_norm / mean_embedding_norm(autoencoder, data)) ** 2 if (
             config.alpha_rescaling and epoch) else 1.0
-        used[:, epoch] = alphas[epoch] * factor
-        objective.set_alpha(used[:, epoch])
+        alpha = np.empty(len(seeds))  # each replica's α this epoch
+        alpha[:] = alphas[epoch] * factor
+        objective.set_alpha(alpha)
+        return {"alpha": alpha}
 
     history.update(run_epochs(trainer, sampler, len(alphas), before_epoch=set_alpha,
-                              description="deep k-means", progress=loop.progress))
-    history["alpha"] = used
+                              description="deep k-means", progress=loop.progress,
+                              checkpoints=loop.checkpoints))
 
     embeddings = embed(autoencoder, data)
     centers = objective.representatives.numpy()

@@ -257,6 +257,6 @@ def fit_idec(
     sampler = BatchSampler(X.shape[0], loop.batch_size, seeds, "finetune", loop.sampler)
     history.update(run_epochs(
         trainer, sampler, config.epochs, stop_when=lambda: not objective.active.numpy().any(),
-        description="IDEC", progress=loop.progress,
+        description="IDEC", progress=loop.progress, checkpoints=loop.checkpoints,
     ))
     return network_result(autoencoder, data, objective.centers.numpy(), history)

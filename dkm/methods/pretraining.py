@@ -68,7 +68,8 @@ def pretrain(
     optimizer = Adam(loop.learning_rate)
     trainer = loop.trainer(autoencoder, Reconstruction(), data, optimizer)
     sampler = BatchSampler(int(data.shape[0]), loop.batch_size, seeds, "pretrain", loop.sampler)
-    history = run_epochs(trainer, sampler, epochs, description="pretraining", progress=loop.progress)
+    history = run_epochs(trainer, sampler, epochs, description="pretraining",
+                         progress=loop.progress, checkpoints=loop.checkpoints)
     return Pretrained(
         weights=autoencoder.get_weights(),
         optimizer_state=optimizer.state(autoencoder.params),

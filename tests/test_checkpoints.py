@@ -1,0 +1,151 @@
+"""An interrupted run resumes from its checkpoints and ends as if it had never stopped."""
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from dkm.checkpoints import PhaseCheckpoint, PhaseState, RunCheckpoints, run_key
+from dkm.data import load
+from dkm.experiments import run_grid, run_seeds
+from dkm.methods.common import LoopConfig
+from dkm.training import BatchSampler, Trainer
+
+TINY = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
+SCALE = 0.06  # DKM^p: 3 pretraining epochs, then 6; DCN^np 3 epochs; IDEC^np at most 12
+SEEDS = [8905, 9129]  # two replicas, trained together
+
+
+class Interrupted(Exception):
+    """What the tests raise in place of a killed process."""
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return load("digits")
+
+
+def interrupt_at(monkeypatch: pytest.MonkeyPatch, epoch: int) -> None:
+    """Make the ``epoch``-th epoch trained from now on (any phase, counted from 1) raise."""
+    run_epoch, counter = Trainer.run_epoch, itertools.count(1)
+
+    def interrupted(self, batches):
+        if next(counter) == epoch:
+            raise Interrupted
+        return run_epoch(self, batches)
+
+    monkeypatch.setattr(Trainer, "run_epoch", interrupted)
+
+
+def comparable(record: dict) -> dict:
+    """A record without what differs from one process to the next."""
+    return {k: v for k, v in record.items() if k not in ("created", "wall_time_s", "provenance")}
+
+
+@pytest.mark.parametrize("method, overrides, epoch, resumed", [
+    ("dkm-p", {}, 2, [("pretraining", 1)]),
+    ("dkm-p", {}, 6, [("pretraining", 3), ("deep k-means", 2)]),
+    ("dkm-p", {"alpha_rescaling": True}, 7, [("pretraining", 3), ("deep k-means", 3)]),
+    ("dcn-np", {}, 2, [("DCN", 1)]),
+    ("idec-np", {}, 3, [("IDEC", 2)]),
+])
+def test_an_interrupted_run_resumes_to_the_records_of_one_never_interrupted(
+        digits, tmp_path, monkeypatch, method, overrides, epoch, resumed):
+    kwargs = dict(scale=SCALE, loop=TINY, overrides=overrides)
+    expected = run_seeds(digits, method, SEEDS, **kwargs)
+    monkeypatch.setattr(PhaseCheckpoint, "due", lambda self: True)  # a checkpoint every epoch
+    with monkeypatch.context() as patch:
+        interrupt_at(patch, epoch)
+        with pytest.raises(Interrupted):
+            run_seeds(digits, method, SEEDS, checkpoint_dir=tmp_path, **kwargs)
+    assert list(tmp_path.glob("*.npz")), "the interrupted run left no checkpoint"
+
+    records = run_seeds(digits, method, SEEDS, checkpoint_dir=tmp_path, **kwargs)
+
+    assert [comparable(r) for r in records] == [comparable(r) for r in expected]
+    entries = records[0]["provenance"]["resumed"]
+    assert [(e["phase"], e["from_epoch"]) for e in entries] == resumed
+    assert all(e["seconds"] > 0 and e["written_by"] for e in entries)
+    # the time the checkpoints saved counts in the run's time
+    assert records[0]["wall_time_s"] * len(SEEDS) >= sum(e["seconds"] for e in entries) - 0.01
+    assert "resumed" not in expected[0]["provenance"]
+    assert not list(tmp_path.glob("*.npz")), "the run's checkpoints outlived its records"
+
+
+def test_a_grid_keeps_its_checkpoints_beside_its_store_and_resumes_from_them(
+        digits, tmp_path, monkeypatch):
+    kwargs = dict(scale=SCALE, loop=TINY, seeds_per_batch=1, progress=False, log=lambda m: None)
+    run_grid([digits], ["dkm-p"], [8905], tmp_path / "plain" / "digits.jsonl", **kwargs)
+    store = tmp_path / "interrupted" / "digits.jsonl"
+    monkeypatch.setattr(PhaseCheckpoint, "due", lambda self: True)
+    with monkeypatch.context() as patch:
+        interrupt_at(patch, 5)
+        with pytest.raises(Interrupted):
+            run_grid([digits], ["dkm-p"], [8905], store, **kwargs)
+    assert len(list((store.parent / ".checkpoints").glob("*.npz"))) == 2  # both phases
+
+    assert run_grid([digits], ["dkm-p"], [8905], store, **kwargs) == 1
+
+    plain = (tmp_path / "plain" / "digits.jsonl").read_text().splitlines()
+    assert comparable(json.loads(store.read_text())) == comparable(json.loads(plain[0]))
+    assert not list((store.parent / ".checkpoints").glob("*.npz"))
+
+
+def test_a_phase_saved_then_loaded_is_the_same_state(tmp_path):
+    state = PhaseState(epochs_done=4, finished=False,
+                       variables=[np.arange(6, dtype=np.float32).reshape(2, 3), np.array(7.0)],
+                       sampler=BatchSampler(10, 4, [1, 2], "finetune").state(),
+                       history={"loss": np.ones((2, 4), np.float32)}, seconds=1.5)
+    checkpoint = PhaseCheckpoint(tmp_path / "phase.npz", every_s=3600, written_by="abc")
+    assert checkpoint.load() is None and not checkpoint.due()
+    checkpoint.save(state)
+    loaded = checkpoint.load()
+    assert (loaded.epochs_done, loaded.finished, loaded.seconds, loaded.written_by) == (
+        4, False, 1.5, "abc")
+    assert all(np.array_equal(a, b) and a.dtype == b.dtype
+               for a, b in zip(loaded.variables, state.variables))
+    assert loaded.sampler == state.sampler
+    assert np.array_equal(loaded.history["loss"], state.history["loss"])
+    with pytest.raises(ValueError, match="every_s"):
+        PhaseCheckpoint(tmp_path / "x.npz", every_s=-1)
+
+
+def test_a_sampler_set_to_a_state_draws_the_epochs_that_followed_it():
+    sampler = BatchSampler(50, 16, [3, 4], "finetune")
+    sampler.next_epoch()
+    state = sampler.state()
+    following = [sampler.next_epoch() for _ in range(2)]
+    fresh = BatchSampler(50, 16, [3, 4], "finetune")
+    fresh.load_state(state)
+    assert all(np.array_equal(a, fresh.next_epoch()) for a in following)
+    with pytest.raises(ValueError, match="2 generators; this sampler has 1 replicas"):
+        BatchSampler(50, 16, [3], "finetune").load_state(state)
+
+
+def test_a_trainer_refuses_the_state_of_another_model(digits, tmp_path):
+    from dkm.experiments import configure
+    from dkm.registry import get
+
+    config = configure("dcn-np", digits, scale=SCALE)
+    checkpoints = RunCheckpoints(tmp_path, run_key(["a"]), every_s=0)
+    get("dcn-np").train(digits.X, digits.n_clusters, [1], config,
+                        LoopConfig(hidden_sizes=(32, 32, 64), progress=False,
+                                   checkpoints=checkpoints))
+    with pytest.raises(ValueError, match="does not fit this trainer"):
+        get("dcn-np").train(digits.X, digits.n_clusters, [1], config,   # a smaller network
+                            LoopConfig(hidden_sizes=(8, 8, 16), progress=False,
+                                       checkpoints=checkpoints))
+
+
+def test_the_files_of_a_run_are_its_own(tmp_path):
+    first = RunCheckpoints(tmp_path, run_key(["a", "b"]))
+    second = RunCheckpoints(tmp_path, run_key(["b", "a"]))  # other seeds' order: another run
+    assert first.key != second.key
+    state = PhaseState(1, False, [np.zeros(2)], [], {})
+    first.phase("Deep k-Means").save(state)
+    second.phase("Deep k-Means").save(state)
+    assert first.phase("Deep k-Means").path.name.endswith("-deep-k-means.npz")
+    first.clear()
+    assert [p.name for p in tmp_path.iterdir()] == [second.phase("Deep k-Means").path.name]
