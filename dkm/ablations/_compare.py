@@ -9,7 +9,7 @@ import pandas as pd
 
 from dkm import paper, registry
 from dkm.ablations._studies import SCORE_SOURCES, STUDY_SEEDS, _score, describe, switches
-from dkm.analysis import CLAIMS, Claim, paired_difference
+from dkm.analysis import CLAIMS, Claim, paired_difference, signed
 from dkm.data import dataset_label, paper_dataset
 
 
@@ -114,17 +114,6 @@ def zero_nmi_variants(ablation: Iterable[Mapping[str, Any]],
     """
     nmi = compare(ablation, protocol, metric="nmi")
     return nmi[(nmi["mean"] == 0) & (nmi["n"] >= seeds_needed)]
-
-
-def signed(value: float) -> str:
-    """A difference as text, signed, with one decimal and a true minus sign.
-
-    Examples
-    --------
-    >>> signed(1.23), signed(-0.6)
-    ('+1.2', '−0.6')
-    """
-    return f"{value:+.1f}".replace("-", "\u2212")
 
 
 def and_list(items: Sequence[str]) -> str:

@@ -73,7 +73,7 @@ from dkm.analysis._line_search import (
     search_records,
     search_summary,
 )
-from dkm.analysis._paired import paired_difference, seed_scores
+from dkm.analysis._paired import paired_difference, seed_scores, signed
 from dkm.analysis._standin import (
     STANDIN_OUTPUTS,
     standin_alpha_curves,
@@ -94,7 +94,8 @@ from dkm.analysis._standin import (
 from dkm.analysis._variants import on_paper_dataset, variant_effect
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
-           "paired_difference", "check_claims", "verdict_grid", "coverage", "missing_seeds",
+           "paired_difference", "signed",
+           "check_claims", "verdict_grid", "coverage", "missing_seeds",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "isa_probe_table", "repeated_runs", "reruns", "kept_reruns",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from dkm import paper
-from dkm.analysis._paired import paired_difference, seed_scores
+from dkm.analysis._paired import paired_difference, seed_scores, signed
 from dkm.data import paper_dataset
 from dkm.results import records_to_dataframe
 from dkm.tables import typeset
@@ -174,7 +174,7 @@ def _difference_text(ours: float, low: float, high: float, n: int) -> str:
     if n == 0:
         return "–"
     half = (high - low) / 2
-    return f"{ours:+.1f}" if math.isnan(half) else f"{ours:+.1f}\u00a0±\u00a0{half:.1f}"
+    return signed(ours) if math.isnan(half) else f"{signed(ours)}\u00a0±\u00a0{half:.1f}"
 
 
 def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) -> pd.DataFrame:
@@ -211,7 +211,7 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
                                    ("", "n"): int(cells["n"].max())}
             for cell in cells.itertuples():
                 metric = cell.metric.upper()
-                row[(metric, "paper")] = f"{cell.paper:+.1f}"
+                row[(metric, "paper")] = signed(cell.paper)
                 row[(metric, "ours")] = _difference_text(cell.ours, cell.low, cell.high, cell.n)
                 row[(metric, " ")] = VERDICT_SYMBOLS[cell.verdict]
             rows.append(row)

@@ -70,3 +70,14 @@ def paired_difference(first: pd.Series, second: pd.Series,
     half = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)
                  * differences.std(ddof=1) / math.sqrt(n))
     return mean, mean - half, mean + half, n
+
+
+def signed(value: float) -> str:
+    """A difference as text, signed, with one decimal and a true minus sign.
+
+    Examples
+    --------
+    >>> signed(1.23), signed(-0.6)
+    ('+1.2', '−0.6')
+    """
+    return f"{value:+.1f}".replace("-", "\u2212")
