@@ -72,12 +72,12 @@ def paired_difference(first: pd.Series, second: pd.Series,
     return mean, mean - half, mean + half, n
 
 
-def signed(value: float) -> str:
-    """A difference as text, signed, with one decimal and a true minus sign.
+def signed(value: float, decimals: int = 1) -> str:
+    """A difference as text, signed, with ``decimals`` decimals and a true minus sign.
 
     Examples
     --------
-    >>> signed(1.23), signed(-0.6)
-    ('+1.2', '−0.6')
+    >>> signed(1.23), signed(-0.6), signed(-16.2, 0)
+    ('+1.2', '−0.6', '−16')
     """
-    return f"{value:+.1f}".replace("-", "\u2212")
+    return f"{value:+.{decimals}f}".replace("-", "\u2212")
