@@ -115,22 +115,32 @@ class PhaseCheckpoint:
         self._last_save = time.monotonic()
 
     def load(self) -> PhaseState | None:
-        """The saved state, or None when there is no checkpoint."""
+        """The saved state, or None when there is no checkpoint.
+
+        Raises
+        ------
+        ValueError
+            When the file is not a checkpoint this module wrote.
+        """
         if not self.path.exists():
             return None
-        with np.load(self.path, allow_pickle=False) as stored:
-            meta = json.loads(str(stored["meta"]))
-            n_variables = sum(name.startswith("variable_") for name in stored.files)
-            return PhaseState(
-                epochs_done=int(meta["epochs_done"]),
-                finished=bool(meta["finished"]),
-                variables=[stored[f"variable_{i}"] for i in range(n_variables)],
-                sampler=meta["sampler"],
-                history={name.removeprefix("history_"): stored[name] for name in stored.files
-                         if name.startswith("history_")},
-                seconds=float(meta["seconds"]),
-                written_by=meta["written_by"],
-            )
+        try:
+            with np.load(self.path, allow_pickle=False) as stored:
+                meta = json.loads(str(stored["meta"]))
+                n_variables = sum(name.startswith("variable_") for name in stored.files)
+                return PhaseState(
+                    epochs_done=int(meta["epochs_done"]),
+                    finished=bool(meta["finished"]),
+                    variables=[stored[f"variable_{i}"] for i in range(n_variables)],
+                    sampler=meta["sampler"],
+                    history={name.removeprefix("history_"): stored[name]
+                             for name in stored.files if name.startswith("history_")},
+                    seconds=float(meta["seconds"]),
+                    written_by=meta["written_by"],
+                )
+        except (OSError, EOFError, ValueError, KeyError, TypeError) as error:
+            raise ValueError(f"{self.path} is not a readable checkpoint ({error}); delete it to "
+                             "train the phase from its start") from error
 
 
 def run_key(config_hashes: Sequence[str]) -> str:

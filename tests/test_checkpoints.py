@@ -112,6 +112,17 @@ def test_a_phase_saved_then_loaded_is_the_same_state(tmp_path):
         PhaseCheckpoint(tmp_path / "x.npz", every_s=-1)
 
 
+@pytest.mark.parametrize("content", [b"", b"not a zip file", None])
+def test_a_file_that_is_no_checkpoint_is_refused_with_what_to_do(tmp_path, content):
+    path = tmp_path / "phase.npz"
+    if content is None:   # an npz without the checkpoint's entries
+        np.savez(path, x=np.zeros(2))
+    else:
+        path.write_bytes(content)
+    with pytest.raises(ValueError, match="phase.npz is not a readable checkpoint .*delete it"):
+        PhaseCheckpoint(path).load()
+
+
 def test_a_sampler_set_to_a_state_draws_the_epochs_that_followed_it():
     sampler = BatchSampler(50, 16, [3, 4], "finetune")
     sampler.next_epoch()
@@ -133,7 +144,8 @@ def test_a_trainer_refuses_the_state_of_another_model(digits, tmp_path):
     get("dcn-np").train(digits.X, digits.n_clusters, [1], config,
                         LoopConfig(hidden_sizes=(32, 32, 64), progress=False,
                                    checkpoints=checkpoints))
-    with pytest.raises(ValueError, match="does not fit this trainer"):
+    with pytest.raises(ValueError, match=r"-dcn\.npz: the saved state does not fit this "
+                       "trainer.*delete it to train the phase from its start"):
         get("dcn-np").train(digits.X, digits.n_clusters, [1], config,   # a smaller network
                             LoopConfig(hidden_sizes=(8, 8, 16), progress=False,
                                        checkpoints=checkpoints))

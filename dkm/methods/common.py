@@ -105,8 +105,12 @@ def run_epochs(
     checkpoint = checkpoints.phase(description) if checkpoints is not None else None
     saved = checkpoint.load() if checkpoint is not None else None
     if saved is not None:
-        trainer.load_state(saved.variables)
-        sampler.load_state(saved.sampler)
+        try:
+            trainer.load_state(saved.variables)
+            sampler.load_state(saved.sampler)
+        except ValueError as error:
+            raise ValueError(f"{checkpoint.path}: {error}; delete it to train the phase "
+                             "from its start") from error
         curves.update({name: list(values.T) for name, values in saved.history.items()})
         start, finished, seconds_before = saved.epochs_done, saved.finished, saved.seconds
         checkpoints.note_resume(description, saved)
