@@ -14,13 +14,14 @@ was never interrupted.
 :class:`RunCheckpoints` names the files of one run (one configuration and its
 seeds, :func:`run_key`) in a folder, one per phase, and lists the phases that
 resumed. :func:`dkm.experiments.run_grid` keeps them in ``.checkpoints/``
-beside the results store and removes a run's files once its records are
-written.
+beside the results store, and :func:`dkm.experiments.run_seeds` removes a
+run's files once it has made its records.
 
 Layout of a checkpoint's ``.npz``::
 
-    meta          JSON: phase, epochs done, whether the phase finished, the
-                  generators' states, the code that wrote it
+    meta          JSON: epochs done, whether the phase finished, the
+                  generators' states, the training seconds, the code that
+                  wrote it
     variable_<i>  (…) the trainer's variables, in :meth:`Trainer.state`'s order
     history_<c>   (S, epochs done) per-epoch curve ``c``
 """
