@@ -42,7 +42,6 @@ from dkm.ablations._compare import (
     margin_text,
     paper_margins,
     paper_verdicts,
-    signed,
     table_view,
     zero_nmi_variants,
 )
@@ -92,6 +91,7 @@ from dkm.ablations._walk import (
     towards_dkm_chain,
     towards_dkm_switches,
 )
+from dkm.analysis import signed  # re-exported: the ablations' differences are written with it
 
 __all__ = [
     "Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "RESCALED_ALPHAS", "study",

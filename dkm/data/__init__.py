@@ -80,7 +80,6 @@ __all__ = [
     "RCV1_CATEGORIES",
     "RCV1_N_DOCUMENTS",
     "available_datasets",
-    "paper_datasets",
     "build_rcv1_subset",
     "dataset_label",
     "dataset_statistics",
@@ -89,6 +88,7 @@ __all__ = [
     "load",
     "load_usps_libsvm_test",
     "paper_dataset",
+    "paper_datasets",
     "smooth_usps",
 ]
 
