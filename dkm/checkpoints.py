@@ -15,7 +15,10 @@ was never interrupted.
 seeds, :func:`run_key`) in a folder, one per phase, and lists the phases that
 resumed. :func:`dkm.experiments.run_grid` keeps them in ``.checkpoints/``
 beside the results store, and :func:`dkm.experiments.run_seeds` removes a
-run's files once it has made its records.
+run's files once it has made its records; :func:`dkm.experiments.fit_methods`
+(so :func:`dkm.snapshots.save_snapshot`) removes them once every method is
+trained, and an estimator's ``fit`` (its ``checkpoint_dir``) once it has
+finished.
 
 Layout of a checkpoint's ``.npz``::
 

@@ -135,8 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "embedding and clusters, its per-epoch curves and its scores, in "
                     "SNAPSHOTS/<dataset>-<seed>.npz (dkm.snapshots). With --study, one file "
                     "per variant of the study, SNAPSHOTS/<dataset>-<seed>-<method>-<tag>.npz: "
-                    "the files the book's figures read. A file that exists is kept, so an "
-                    "interrupted command can simply be run again.",
+                    "the files the book's figures read. A file that exists is kept, and "
+                    "the training saves its state in SNAPSHOTS/.checkpoints/ as it goes, so "
+                    "an interrupted command run again resumes where it stopped.",
     )
     snapshot.add_argument("--dataset", required=True,
                           help="a dataset name or a path, as for run (one)")
@@ -291,7 +292,7 @@ def _command_snapshot(args: argparse.Namespace) -> int:
             print(f"kept {path} (it exists)")
             continue
         save_snapshot(data, methods, args.seed, path, n_points=args.n_points, scale=args.scale,
-                      overrides=overrides)
+                      overrides=overrides, checkpoint_dir=folder / ".checkpoints")
         print(f"wrote {path}")
     return 0
 
@@ -422,7 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m dkm {args.command}: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        kept = ("finished snapshots are kept" if args.command == "snapshot" else
-                "finished runs are in the results store")
+        kept = ("finished snapshots are kept, the one in progress checkpointed"
+                if args.command == "snapshot" else "finished runs are in the results store")
         print(f"interrupted: {kept}; run the same command again to continue", file=sys.stderr)
         return 130

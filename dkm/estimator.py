@@ -8,8 +8,12 @@ checks, seeding, the fitted attributes, ``predict`` and ``transform``);
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+import os
 from abc import ABC, abstractmethod
 from numbers import Integral, Real
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -22,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dkm.annealing import Schedule, constant, custom, paper_annealing
 from dkm.autoencoder import PAPER_HIDDEN_SIZES, Architecture, Autoencoder
-from dkm.checkpoints import RunCheckpoints
+from dkm.checkpoints import RunCheckpoints, run_key
 from dkm.losses import DISTANCES, get_distance
 from dkm.methods.common import LoopConfig, MethodResult, nearest_center
 from dkm.methods.dcn import (DCN_INITIAL_COUNT, DCN_VARIANTS, LABEL_SOURCES, PULL_RULES,
@@ -63,7 +67,7 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
     :meth:`_variant_fields`; they must have the parameters ``n_clusters``,
     ``variant``, ``hidden_sizes``, ``embedding_dim``, ``batch_size``,
     ``learning_rate``, ``sampler``, ``layout``, ``pretrained``,
-    ``random_state``, ``progress`` and ``jit_compile``. scikit-learn checks
+    ``random_state``, ``progress``, ``jit_compile`` and ``checkpoint_dir``. scikit-learn checks
     every parameter against the constraints when ``fit`` starts; checks that
     involve two parameters are the subclasses' :meth:`_variant_fields`.
 
@@ -87,6 +91,10 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         Final embedding of every training point.
     seed_ : int
         The seed actually used (drawn from ``random_state`` when not an int).
+    resumed_ : list of dict
+        The training phases that started from a checkpoint of ``checkpoint_dir``
+        (``phase``, ``from_epoch``, ``seconds`` saved, ``written_by``); empty
+        when the fit ran from its start.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -108,6 +116,7 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         "pretrain_epochs": [_NON_NEGATIVE_INT],
         "kmeans_restarts": [_POSITIVE_INT],
         "carry_optimizer_state": ["boolean"],
+        "checkpoint_dir": [str, os.PathLike, None],
     }
 
     #: The configuration class of the method; its fields are parameters of the estimator.
@@ -225,6 +234,31 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
             progress=bool(self.progress),
         )
 
+    def _fit_checkpoints(self, X: np.ndarray) -> RunCheckpoints | None:
+        """The checkpoints of :meth:`fit` in ``checkpoint_dir``, named by what decides the
+        result: the estimator, its configuration and loop settings, the seed, the data and
+        the pretraining it starts from."""
+        if self.checkpoint_dir is None:
+            return None
+        if not isinstance(self.random_state, (int, np.integer)):
+            raise ValueError(
+                f"checkpoint_dir needs an int random_state, got {self.random_state!r}: an "
+                "interrupted fit can resume only with the seed it started from")
+        from dkm.experiments import _jsonable, provenance  # dkm.experiments imports this module
+
+        loop = self._loop()
+        run = {
+            "estimator": type(self).__name__, "seed": int(self.random_state),
+            "config": _jsonable(self._config()), "embedding_dim": self.embedding_dim,
+            "loop": {"batch_size": loop.batch_size, "learning_rate": loop.learning_rate,
+                     "sampler": loop.sampler, "hidden_sizes": list(loop.hidden_sizes),
+                     "jit_compile": loop.jit_compile},
+            "data": [list(X.shape), hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()],
+            "pretrained": None if self.pretrained is None else self.pretrained.fingerprint(0),
+        }
+        return RunCheckpoints(Path(self.checkpoint_dir), run_key([json.dumps(run, sort_keys=True)]),
+                              written_by=provenance()["git_commit"])
+
     def _train(self, X: np.ndarray, seeds: list[int],
                checkpoints: RunCheckpoints | None = None) -> MethodResult:
         """Train on validated data, one replica per seed."""
@@ -250,7 +284,10 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         """Train the autoencoder and the clustering jointly on ``X``.
 
         Asks TensorFlow for deterministic kernels first, then trains as
-        :meth:`fit_seeds` does for the seed of ``random_state``.
+        :meth:`fit_seeds` does for the seed of ``random_state``. With
+        ``checkpoint_dir``, a fit interrupted earlier on the same data with the
+        same parameters resumes from its last checkpoint (``resumed_`` says
+        from where).
 
         Parameters
         ----------
@@ -262,16 +299,26 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            For bad data or parameters, ``checkpoint_dir`` without an int
+            ``random_state``, or a checkpoint file that cannot be read.
         """
         X = self._check_X(X, fitting=True)
+        checkpoints = self._fit_checkpoints(X)
         enable_determinism()
         self.seed_ = self._seed()
-        result = self._train(X, [self.seed_])
+        result = self._train(X, [self.seed_], checkpoints)
         self.labels_ = result.labels[0]
         self.cluster_centers_ = result.centers[0]
         self.history_ = {name: values[0] for name, values in result.history.items()}
         self.autoencoder_weights_ = [w[0] for w in result.weights]
         self.embedding_ = result.embeddings[0]
+        self.resumed_ = [] if checkpoints is None else checkpoints.resumed
+        if checkpoints is not None:
+            checkpoints.clear()
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -406,6 +453,12 @@ class DeepKMeans(DeepClusteringEstimator):
         Show progress bars.
     jit_compile : bool, default=True
         Compile training epochs with XLA.
+    checkpoint_dir : str or path-like, optional
+        Where :meth:`fit` saves its training state, every five minutes and at
+        the end of each phase (:mod:`dkm.checkpoints`). Called again after an
+        interruption, on the same data with the same parameters, ``fit``
+        resumes from it and ends as if it had never stopped; the files are
+        removed once it has finished. Needs an int ``random_state``.
 
     Examples
     --------
@@ -459,6 +512,7 @@ class DeepKMeans(DeepClusteringEstimator):
         random_state=None,
         progress: bool = True,
         jit_compile: bool = True,
+        checkpoint_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.variant = variant
@@ -483,6 +537,7 @@ class DeepKMeans(DeepClusteringEstimator):
         self.random_state = random_state
         self.progress = progress
         self.jit_compile = jit_compile
+        self.checkpoint_dir = checkpoint_dir
 
     @property
     def _distance_name(self) -> str:  # type: ignore[override]
@@ -592,6 +647,12 @@ class DCN(DeepClusteringEstimator):
         Show progress bars.
     jit_compile : bool, default=True
         Compile training epochs with XLA.
+    checkpoint_dir : str or path-like, optional
+        Where :meth:`fit` saves its training state, every five minutes and at
+        the end of each phase (:mod:`dkm.checkpoints`). Called again after an
+        interruption, on the same data with the same parameters, ``fit``
+        resumes from it and ends as if it had never stopped; the files are
+        removed once it has finished. Needs an int ``random_state``.
 
     Examples
     --------
@@ -643,6 +704,7 @@ class DCN(DeepClusteringEstimator):
         random_state=None,
         progress: bool = True,
         jit_compile: bool = True,
+        checkpoint_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.variant = variant
@@ -667,6 +729,7 @@ class DCN(DeepClusteringEstimator):
         self.random_state = random_state
         self.progress = progress
         self.jit_compile = jit_compile
+        self.checkpoint_dir = checkpoint_dir
 
     def _variant_fields(self) -> dict[str, Any]:
         return _variant_epochs(DCN_VARIANTS, self.variant, self.epochs, self.pretrain_epochs)
@@ -737,6 +800,12 @@ class IDEC(DeepClusteringEstimator):
         Show progress bars.
     jit_compile : bool, default=True
         Compile training epochs with XLA.
+    checkpoint_dir : str or path-like, optional
+        Where :meth:`fit` saves its training state, every five minutes and at
+        the end of each phase (:mod:`dkm.checkpoints`). Called again after an
+        interruption, on the same data with the same parameters, ``fit``
+        resumes from it and ends as if it had never stopped; the files are
+        removed once it has finished. Needs an int ``random_state``.
 
     Examples
     --------
@@ -782,6 +851,7 @@ class IDEC(DeepClusteringEstimator):
         random_state=None,
         progress: bool = True,
         jit_compile: bool = True,
+        checkpoint_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.variant = variant
@@ -803,6 +873,7 @@ class IDEC(DeepClusteringEstimator):
         self.random_state = random_state
         self.progress = progress
         self.jit_compile = jit_compile
+        self.checkpoint_dir = checkpoint_dir
 
     def _variant_fields(self) -> dict[str, Any]:
         return _variant_epochs(IDEC_VARIANTS, self.variant, self.epochs, self.pretrain_epochs)

@@ -267,7 +267,6 @@ def run_seeds(
         call resumes from it and returns the same records. Its files are
         removed once the records are made. None: no checkpoints.
     """
-    from dkm.checkpoints import RunCheckpoints, run_key
     from dkm.methods.common import LoopConfig, kmeans_on_embedding
 
     if not scale > 0:
@@ -281,8 +280,7 @@ def run_seeds(
 
     recorded = provenance()  # the code that trains, not the checkout when training ends
     hashes = [config_hash(dataset.name, method, int(seed), params) for seed in seeds]
-    checkpoints = None if checkpoint_dir is None else RunCheckpoints(
-        Path(checkpoint_dir), run_key(hashes), written_by=recorded["git_commit"])
+    checkpoints = _run_checkpoints(checkpoint_dir, hashes)
     loop = dataclasses.replace(loop, checkpoints=checkpoints)
     start = time.perf_counter()
     pretrained = (_shared_pretraining(dataset, seeds, config, loop, cache_dir)
@@ -314,6 +312,17 @@ def run_seeds(
     if checkpoints is not None:
         checkpoints.clear()
     return records
+
+
+def _run_checkpoints(checkpoint_dir, hashes: Sequence[str]):
+    """The checkpoints of the run of these configuration hashes in ``checkpoint_dir``
+    (None: none)."""
+    from dkm.checkpoints import RunCheckpoints, run_key
+
+    if checkpoint_dir is None:
+        return None
+    return RunCheckpoints(Path(checkpoint_dir), run_key(hashes),
+                          written_by=provenance()["git_commit"])
 
 
 def _shared_pretraining(dataset, seeds, config, loop, cache_dir):
@@ -508,6 +517,7 @@ def fit_methods(
     tradeoffs: dict[str, float] | None = None,
     overrides: dict[str, dict[str, Any]] | None = None,
     loop: Any = None,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Train several methods on one dataset from one shared pretraining.
 
@@ -538,6 +548,12 @@ def fit_methods(
     loop : LoopConfig, optional
         Settings of the shared training loop (the paper's, without progress
         bars, by default).
+    checkpoint_dir : path, optional
+        Where each method's training phases save their state as they go, as
+        in :func:`run_seeds`: called again after an interruption, the same
+        call skips the phases that had finished, resumes the one in progress
+        and returns the same results. The files are removed once every
+        method is trained. None: no checkpoints.
 
     Returns
     -------
@@ -570,16 +586,27 @@ def fit_methods(
     data = dataset if isinstance(dataset, Dataset) else load(dataset)
     loop = loop or LoopConfig(progress=False)
     pretrainings: dict[int, Any] = {}   # one per number of pretraining epochs
-    results = {}
+    results, runs = {}, []
     for method in methods:
         entry = registry.get(method)
         config = configure(method, data, tradeoffs.get(method), scale, overrides.get(method, {}))
+        checkpoints = None
+        if checkpoint_dir is not None:  # named as run_seeds names the same training
+            params = run_params(method, config, loop, scale, data_fingerprint(data))
+            checkpoints = _run_checkpoints(
+                checkpoint_dir, [config_hash(data.name, method, int(s), params) for s in seeds])
+        method_loop = dataclasses.replace(loop, checkpoints=checkpoints)
+        runs.append(checkpoints)
         pretrained = None
         if entry.pretrained:
             epochs = config.pretrain_epochs
-            if epochs not in pretrainings:
-                pretrainings[epochs] = _shared_pretraining(data, list(seeds), config, loop, None)
+            if epochs not in pretrainings:  # saved with the first method that needs it
+                pretrainings[epochs] = _shared_pretraining(data, list(seeds), config,
+                                                           method_loop, None)
             pretrained = pretrainings[epochs]
-        results[method] = entry.train(data.X, data.n_clusters, list(seeds), config, loop,
-                                      pretrained)
+        results[method] = entry.train(data.X, data.n_clusters, list(seeds), config,
+                                      method_loop, pretrained)
+    for checkpoints in runs:  # kept until now: a finished method is restored, not retrained
+        if checkpoints is not None:
+            checkpoints.clear()
     return results

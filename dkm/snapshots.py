@@ -30,7 +30,6 @@ import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import numpy as np
@@ -98,6 +97,7 @@ def save_snapshot(
     tradeoffs: dict[str, float] | None = None,
     overrides: dict[str, dict[str, Any]] | None = None,
     loop: Any = None,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
 ) -> Snapshot:
     """Train ``methods`` for ``seed`` and save the snapshot to ``path``.
 
@@ -124,6 +124,10 @@ def save_snapshot(
         in ``meta["overrides"]``.
     loop : LoopConfig, optional
         Settings of the shared training loop (the paper's by default).
+    checkpoint_dir : path, optional
+        Where the training saves its state as it goes
+        (:func:`dkm.experiments.fit_methods`): called again after an
+        interruption, the same call resumes and writes the same snapshot.
 
     Returns
     -------
@@ -154,7 +158,7 @@ def save_snapshot(
     start = time.perf_counter()
     overrides = overrides or {}
     results = fit_methods(data, methods, [seed], scale=scale, tradeoffs=tradeoffs,
-                          overrides=overrides, loop=loop)
+                          overrides=overrides, loop=loop, checkpoint_dir=checkpoint_dir)
     wall = time.perf_counter() - start
 
     split = validation_test_split(data.n_samples, seed=SPLIT_SEED)

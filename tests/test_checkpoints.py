@@ -161,3 +161,85 @@ def test_the_files_of_a_run_are_its_own(tmp_path):
     assert first.phase("Deep k-Means").path.name.endswith("-deep-k-means.npz")
     first.clear()
     assert [p.name for p in tmp_path.iterdir()] == [second.phase("Deep k-Means").path.name]
+
+
+def fitted(model) -> dict:
+    """What a fit leaves on an estimator, as plain arrays."""
+    return {"labels_": model.labels_, "embedding_": model.embedding_,
+            "cluster_centers_": model.cluster_centers_,
+            **{f"history_{k}": v for k, v in model.history_.items()},
+            **{f"weight_{i}": w for i, w in enumerate(model.autoencoder_weights_)}}
+
+
+@pytest.mark.parametrize("estimator, epoch, resumed", [
+    ("DeepKMeans", 5, [("pretraining", 3), ("deep k-means", 1)]),
+    ("IDEC", 2, [("pretraining", 1)]),
+])
+def test_an_interrupted_fit_resumes_to_the_fit_never_interrupted(
+        digits, tmp_path, monkeypatch, estimator, epoch, resumed):
+    import dkm
+
+    def model(**kwargs):
+        epochs = {"finetune_epochs": 4} if estimator == "DeepKMeans" else {"epochs": 3}
+        return getattr(dkm, estimator)(
+            n_clusters=10, hidden_sizes=(32, 32, 64), pretrain_epochs=3, random_state=5,
+            progress=False, **epochs, **kwargs)
+
+    expected = fitted(model().fit(digits.X))
+    monkeypatch.setattr(PhaseCheckpoint, "due", lambda self: True)
+    with monkeypatch.context() as patch:
+        interrupt_at(patch, epoch)
+        with pytest.raises(Interrupted):
+            model(checkpoint_dir=tmp_path).fit(digits.X)
+    assert list(tmp_path.glob("*.npz")), "the interrupted fit left no checkpoint"
+    other_data = model(checkpoint_dir=tmp_path).fit(digits.X[::-1])
+    assert other_data.resumed_ == [], "a fit on other data resumed from this one's checkpoint"
+
+    resumed_model = model(checkpoint_dir=tmp_path).fit(digits.X)
+
+    result = fitted(resumed_model)
+    assert result.keys() == expected.keys()
+    assert all(np.array_equal(result[k], expected[k]) for k in expected)
+    assert [(e["phase"], e["from_epoch"]) for e in resumed_model.resumed_] == resumed
+    assert not list(tmp_path.glob("*.npz")), "the fit's checkpoints outlived it"
+
+
+def test_checkpoints_of_a_fit_need_the_seed_it_started_from(digits, tmp_path):
+    from dkm import DCN
+
+    with pytest.raises(ValueError, match="checkpoint_dir needs an int random_state, got None"):
+        DCN(n_clusters=10, checkpoint_dir=tmp_path, progress=False).fit(digits.X)
+    assert not list(tmp_path.iterdir())
+
+
+def test_interrupted_fit_methods_restore_the_methods_done_and_resume_the_next(
+        digits, tmp_path, monkeypatch):
+    from dkm.experiments import fit_methods
+
+    # pretraining: epochs 1-3, DKM^p: 4-9, DCN^p: 10 on
+    kwargs = dict(scale=SCALE, loop=TINY)
+    methods = ["ae-km", "dkm-p", "dcn-p"]
+    expected = fit_methods(digits, methods, SEEDS, **kwargs)
+    monkeypatch.setattr(PhaseCheckpoint, "due", lambda self: True)
+    with monkeypatch.context() as patch:
+        interrupt_at(patch, 11)
+        with pytest.raises(Interrupted):
+            fit_methods(digits, methods, SEEDS, checkpoint_dir=tmp_path, **kwargs)
+    assert len(list(tmp_path.glob("*.npz"))) == 3  # pretraining, deep k-means and DCN's
+
+    trained = []
+    with monkeypatch.context() as patch:  # count the epochs the resumed call trains
+        run_epoch = Trainer.run_epoch
+        patch.setattr(Trainer, "run_epoch",
+                      lambda self, batches: trained.append(1) or run_epoch(self, batches))
+        results = fit_methods(digits, methods, SEEDS, checkpoint_dir=tmp_path, **kwargs)
+
+    assert len(trained) == 2, "only DCN^p's last two epochs were left to train"
+    for method in methods:
+        got, want = results[method], expected[method]
+        assert np.array_equal(got.labels, want.labels)
+        assert np.array_equal(got.embeddings, want.embeddings)
+        assert np.array_equal(got.centers, want.centers)
+        assert got.history.keys() == want.history.keys()
+        assert all(np.array_equal(got.history[k], want.history[k]) for k in want.history)
+    assert not list(tmp_path.glob("*.npz")), "the checkpoints outlived the call"

@@ -159,8 +159,10 @@ def test_cli_snapshot_files_each_variant_of_a_study_and_resumes(tmp_path, cli):
             "--n-points", "50", "--snapshots", str(tmp_path / "snapshots"))
     first = cli(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    files = sorted(p.name for p in (tmp_path / "snapshots").iterdir())
+    files = sorted(p.name for p in (tmp_path / "snapshots").glob("*.npz"))
     assert files == ["digits-8905-dkm-p-decay-1e-2.npz", "digits-8905-dkm-p-decay-1e-4.npz"]
+    assert not list((tmp_path / "snapshots" / ".checkpoints").iterdir()), \
+        "a written snapshot's checkpoints were kept"
     snapshot = load_snapshot(tmp_path / "snapshots" / files[0])
     assert snapshot.meta["overrides"] == {"dkm-p": {"weight_decay": 0.01}}
     assert snapshot.points.size == 50 and snapshot.meta["seed"] == 8905
