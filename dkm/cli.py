@@ -251,13 +251,14 @@ def _log(args: argparse.Namespace) -> Callable[[str], None]:
 def _command_ablate(args: argparse.Namespace) -> int:
     from dkm.ablations import run_study, study
     from dkm.data import load
+    from dkm.results import store_path
 
     name = study(args.study).name
     datasets = [load(dataset, args.data_home) for dataset in args.dataset]
     added = run_study(name, datasets, _seeds(args), args.results, methods=args.methods,
                       scale=args.scale, seeds_per_batch=args.seeds_per_batch,
                       progress=not args.quiet, log=_log(args))
-    print(f"{added} new record(s) in {Path(args.results) / name}.jsonl")
+    print(f"{added} new record(s) in {store_path(args.results, name)}")
     return 0
 
 
@@ -299,7 +300,7 @@ def _command_snapshot(args: argparse.Namespace) -> int:
 
 def _command_pending(args: argparse.Namespace) -> int:
     from dkm import ablations, analysis
-    from dkm.results import ResultsStore, protocol_stores, record_scale
+    from dkm.results import ResultsStore, protocol_stores, record_scale, store_path
 
     folder = Path(args.results)
     if not folder.is_dir():
@@ -324,7 +325,7 @@ def _command_pending(args: argparse.Namespace) -> int:
                       f"{seed_options(left)}{scale} --results {store}"
                       for method, left in missing.items()]
     for name, study in ablations.STUDIES.items():
-        store = folder / "ablations" / f"{name}.jsonl"
+        store = store_path(folder / "ablations", name)
         if not store.exists():
             continue
         records = at_scale(store)

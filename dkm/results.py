@@ -125,6 +125,7 @@ __all__ = [
     "record_label",
     "ResultsStore",
     "result_stores",
+    "store_path",
     "protocol_stores",
     "record_scale",
     "is_full_scale",
@@ -573,6 +574,16 @@ def result_stores(folder: str | os.PathLike[str]) -> list[Path]:
     return sorted(folder.glob("*.jsonl")) + sorted(folder.glob("ablations/*.jsonl"))
 
 
+def store_path(folder: str | os.PathLike[str], name: str) -> Path:
+    """The store named ``name`` in ``folder``: ``folder/<name>.jsonl``.
+
+    A dataset's protocol runs are the store of its name, a line search's
+    ``<dataset>-lambda``, an ablation study's its study's name (in the
+    ``ablations/`` folder of ``results/``).
+    """
+    return Path(folder) / f"{name}.jsonl"
+
+
 def protocol_stores(folder: str | os.PathLike[str]) -> dict[str, Path]:
     """The protocol's stores of a results folder, by dataset.
 
@@ -589,7 +600,7 @@ def protocol_stores(folder: str | os.PathLike[str]) -> dict[str, Path]:
     """
     from dkm.data import available_datasets
 
-    stores = {dataset: Path(folder) / f"{dataset}.jsonl" for dataset in available_datasets()}
+    stores = {dataset: store_path(folder, dataset) for dataset in available_datasets()}
     return {dataset: store for dataset, store in stores.items() if store.is_file()}
 
 

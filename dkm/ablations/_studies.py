@@ -14,7 +14,7 @@ import pandas as pd
 
 from dkm import paper, registry
 from dkm.data import PAPER_STATISTICS, paper_dataset
-from dkm.results import ResultsStore, record_scale
+from dkm.results import ResultsStore, record_scale, store_path
 
 
 
@@ -233,7 +233,7 @@ def run_study(
     methods = None if methods is None else tuple(methods)
     for dataset in datasets:  # every refusal before anything runs
         chosen.variants_for(dataset.name if isinstance(dataset, Dataset) else str(dataset), methods)
-    store = Path(results_dir) / f"{chosen.name}.jsonl"
+    store = store_path(results_dir, chosen.name)
     cache_dir = cache_dir if cache_dir is not None else Path(results_dir).parent / ".pretraining-cache"
     added = 0
     for dataset in datasets:
@@ -254,13 +254,13 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 def load_study(name: str, results_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The records of a study in ``results_dir`` (none when it has not run yet)."""
-    return _read(Path(results_dir) / f"{study(name).name}.jsonl")
+    return _read(store_path(results_dir, study(name).name))
 
 
 def protocol_records(results_dir: str | os.PathLike[str],
                      datasets: Iterable[str]) -> list[dict[str, Any]]:
     """The protocol's records of ``datasets``, from ``results_dir/<dataset>.jsonl`` where it exists."""
-    return [r for dataset in datasets for r in _read(Path(results_dir) / f"{dataset}.jsonl")]
+    return [r for dataset in datasets for r in _read(store_path(results_dir, dataset))]
 
 
 def _configuration(variant: Variant, dataset: str, scale: float = 1.0) -> Any:

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from dkm import registry
+from dkm.results import store_path
 from dkm.ablations._studies import STUDY_SEEDS, _read, _score, describe, load_study, study, switches
 
 
@@ -79,7 +80,7 @@ def study_tradeoff_points(results_dir: str | os.PathLike[str], store: str = "usp
         As :func:`tradeoff_points`.
     """
     folder = Path(results_dir)
-    runs = [r for name in (store, f"{store}-lambda") for r in _read(folder / f"{name}.jsonl")
+    runs = [r for name in (store, f"{store}-lambda") for r in _read(store_path(folder, name))
             if r["seed"] in STUDY_SEEDS]
     return tradeoff_points(runs + load_study("lambda", folder / "ablations"), store, method, metric)
 
