@@ -249,6 +249,10 @@ class Adam(tf.Module):
         twin.iterations = self.iterations
         return twin
 
+    def state_variables(self, variables: Sequence[tf.Variable]) -> list[tf.Variable]:
+        """The step count, then the two moments of each of ``variables``, in their order."""
+        return [self.iterations, *(slot for var in variables for slot in self.slots(var))]
+
     def state(self, variables: Sequence[tf.Variable]) -> dict[str, object]:
         """Step count and moments of ``variables`` (to carry over or cache)."""
         return {
@@ -456,8 +460,7 @@ class Trainer:
     def _state_variables(self) -> list[tf.Variable]:
         """Every variable a later epoch reads: the network's, Adam's and the objective's."""
         objective = self.objective
-        found = [*self.autoencoder.params, self.optimizer.iterations,
-                 *(slot for var in self.variables for slot in self.optimizer.slots(var)),
+        found = [*self.autoencoder.params, *self.optimizer.state_variables(self.variables),
                  *(value for value in vars(objective).values() if isinstance(value, tf.Variable)),
                  *objective.variables]
         unique = {id(var): var for var in found}
