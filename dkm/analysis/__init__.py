@@ -17,6 +17,13 @@ paper's published means, and a verdict:
 ``not testable``
     the dataset is not in the records (RCV1), or fewer seed pairs than
     :data:`MIN_PAIRS`.
+``excepted``
+    a cell the paper itself leaves out of the claim (DKM^p against IDEC^p
+    in NMI on MNIST); its numbers are still given.
+
+:func:`verdicts_given` keeps the verdicts of the first two kinds;
+:func:`failing_between` the claims that fail between two given methods
+(:func:`claim_methods` names a claim's two).
 
 The runs of a model are those the result tables use (:mod:`dkm.tables`): the
 method's records for the dataset and distance at the trade-off value with the
@@ -62,8 +69,11 @@ from dkm.analysis._claims import (
     VERDICTS,
     Claim,
     check_claims,
+    claim_methods,
     claims_table,
+    failing_between,
     verdict_grid,
+    verdicts_given,
 )
 from dkm.analysis._coverage import coverage, missing_seeds, progress
 from dkm.analysis._line_search import (
@@ -95,7 +105,7 @@ from dkm.analysis._variants import on_paper_dataset, variant_effect
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
            "paired_difference", "signed",
-           "check_claims", "verdict_grid", "coverage", "missing_seeds",
+           "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given", "coverage", "missing_seeds",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "isa_probe_table", "repeated_runs", "reruns", "kept_reruns",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
