@@ -68,7 +68,7 @@ def check(args: argparse.Namespace) -> dict:
 
     phase = PHASES[registry.get(args.method).family]
     with tempfile.TemporaryDirectory() as folder:
-        plain, killed = Path(folder) / "plain" / "runs.jsonl", Path(folder) / "killed" / "runs.jsonl"
+        plain, killed = (Path(folder) / name / "runs.jsonl" for name in ("plain", "killed"))
         if train(plain, args).wait() != 0:
             raise SystemExit("the uninterrupted run failed")
         process = train(killed, args)
@@ -93,7 +93,8 @@ def check(args: argparse.Namespace) -> dict:
         "resumed": resumed["provenance"].get("resumed", []),
         "identical": same,
         "metrics": resumed["metrics"], "uninterrupted_metrics": expected["metrics"],
-        "wall_time_s": {"uninterrupted": expected["wall_time_s"], "resumed": resumed["wall_time_s"]},
+        "wall_time_s": {"uninterrupted": expected["wall_time_s"],
+                        "resumed": resumed["wall_time_s"]},
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "provenance": provenance(),
     }

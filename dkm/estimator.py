@@ -316,8 +316,9 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         self.history_ = {name: values[0] for name, values in result.history.items()}
         self.autoencoder_weights_ = [w[0] for w in result.weights]
         self.embedding_ = result.embeddings[0]
-        self.resumed_ = [] if checkpoints is None else checkpoints.resumed
+        self.resumed_ = []
         if checkpoints is not None:
+            self.resumed_ = checkpoints.resumed
             checkpoints.clear()
         return self
 

@@ -280,7 +280,8 @@ def run_seeds(
 
     recorded = provenance()  # the code that trains, not the checkout when training ends
     hashes = [config_hash(dataset.name, method, int(seed), params) for seed in seeds]
-    checkpoints = _run_checkpoints(checkpoint_dir, hashes)
+    checkpoints = (None if checkpoint_dir is None
+                   else _run_checkpoints(checkpoint_dir, hashes))
     loop = dataclasses.replace(loop, checkpoints=checkpoints)
     start = time.perf_counter()
     pretrained = (_shared_pretraining(dataset, seeds, config, loop, cache_dir)
@@ -315,12 +316,9 @@ def run_seeds(
 
 
 def _run_checkpoints(checkpoint_dir, hashes: Sequence[str]):
-    """The checkpoints of the run of these configuration hashes in ``checkpoint_dir``
-    (None: none)."""
+    """The checkpoints of the run of these configuration hashes in ``checkpoint_dir``."""
     from dkm.checkpoints import RunCheckpoints, run_key
 
-    if checkpoint_dir is None:
-        return None
     return RunCheckpoints(Path(checkpoint_dir), run_key(hashes),
                           written_by=provenance()["git_commit"])
 
@@ -585,6 +583,7 @@ def fit_methods(
             raise ValueError(f"overrides were given for {method!r}, which is not among the methods")
     data = dataset if isinstance(dataset, Dataset) else load(dataset)
     loop = loop or LoopConfig(progress=False)
+    fingerprint = data_fingerprint(data) if checkpoint_dir is not None else None
     pretrainings: dict[int, Any] = {}   # one per number of pretraining epochs
     results, runs = {}, []
     for method in methods:
@@ -592,11 +591,11 @@ def fit_methods(
         config = configure(method, data, tradeoffs.get(method), scale, overrides.get(method, {}))
         checkpoints = None
         if checkpoint_dir is not None:  # named as run_seeds names the same training
-            params = run_params(method, config, loop, scale, data_fingerprint(data))
+            params = run_params(method, config, loop, scale, fingerprint)
             checkpoints = _run_checkpoints(
                 checkpoint_dir, [config_hash(data.name, method, int(s), params) for s in seeds])
+            runs.append(checkpoints)
         method_loop = dataclasses.replace(loop, checkpoints=checkpoints)
-        runs.append(checkpoints)
         pretrained = None
         if entry.pretrained:
             epochs = config.pretrain_epochs
@@ -607,6 +606,5 @@ def fit_methods(
         results[method] = entry.train(data.X, data.n_clusters, list(seeds), config,
                                       method_loop, pretrained)
     for checkpoints in runs:  # kept until now: a finished method is restored, not retrained
-        if checkpoints is not None:
-            checkpoints.clear()
+        checkpoints.clear()
     return results

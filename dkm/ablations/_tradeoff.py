@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from dkm import registry
-from dkm.results import store_path
 from dkm.ablations._studies import STUDY_SEEDS, _read, _score, describe, load_study, study, switches
+from dkm.results import store_path
 
 
 def tradeoff_points(records: Iterable[Mapping[str, Any]], dataset: str, method: str = "dkm-p",

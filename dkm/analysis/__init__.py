@@ -105,7 +105,8 @@ from dkm.analysis._variants import on_paper_dataset, variant_effect
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
            "paired_difference", "signed",
-           "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given", "coverage", "missing_seeds",
+           "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
+           "coverage", "missing_seeds",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "isa_probe_table", "repeated_runs", "reruns", "kept_reruns",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",

@@ -157,7 +157,8 @@ def check_claims(
 
 
 #: Symbols of the verdicts in :func:`verdict_grid`.
-VERDICT_SYMBOLS = {"reproduced": "✓", "not reproduced": "✗", "not testable": "–", "excepted": "·"}
+VERDICT_SYMBOLS = {"reproduced": "✓", "not reproduced": "✗", "not testable": "–",
+                   "excepted": "·"}
 
 
 def verdicts_given(checked: pd.DataFrame) -> pd.DataFrame:
