@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--method", action="append", dest="methods", metavar="METHOD",
                      help=f"method id, repeat for several (default: the paper's eight: "
                           f"{', '.join(PAPER_METHODS)}; also "
-                          f"{', '.join(m for m in registry.METHODS if m not in PAPER_METHODS)})")
+                          f"{', '.join(m.id for m in registry.METHODS.values() if not m.in_paper and m.runner is None)})")
     run.add_argument("--seeds", type=_positive_int, default=10,
                      help="number of seeds, taken in order from the paper's seeds "
                           f"({', '.join(map(str, paper.PAPER_SEEDS))}); default 10")

@@ -64,6 +64,9 @@ class Method:
         For another implementation of one of the paper's methods (the DKM
         authors' DCN): that method's id, whose reported figures and λ/γ it
         takes and whose protocol runs it is compared with; None otherwise.
+    runner : str or None
+        For a method the package does not train (the authors' own code): the
+        command outside the package that does and writes its records.
     """
 
     id: str
@@ -80,10 +83,12 @@ class Method:
     variant: str | None = None
     fit: str | None = None
     paper_method: str | None = None
+    runner: str | None = None
 
     def __post_init__(self) -> None:
-        if (self.estimator is None) == (self.fit is None):
-            raise ValueError(f"{self.id}: give exactly one of an estimator and a fit function")
+        if [self.estimator, self.fit, self.runner].count(None) != 2:
+            raise ValueError(f"{self.id}: give exactly one of an estimator, a fit function and "
+                             "a runner")
         if (self.estimator is None) != (self.variant is None):
             raise ValueError(f"{self.id}: an estimator needs its variant, and only it has one")
         if self.in_paper and self.paper_method is not None:
@@ -129,7 +134,7 @@ class Method:
             For a method without an estimator (KM, AE-KM).
         """
         if self.estimator is None:
-            raise ValueError(f"{self.id} has no estimator: {self.fit} trains it")
+            raise ValueError(f"{self.id} has no estimator: {self.fit or self.runner} trains it")
         return _load(self.estimator).from_config(config, loop, n_clusters, variant=self.variant,
                                                  pretrained=pretrained)
 
@@ -159,6 +164,8 @@ class Method:
             (:meth:`dkm.estimator.DeepClusteringEstimator.fit_seeds`), the
             k-means baselines' through their fit function.
         """
+        if self.runner is not None:
+            raise ValueError(f"{self.id} is not trained by the package: {self.runner} runs it")
         if self.estimator is None:
             return _load(self.fit)(X, n_clusters, list(seeds), config, loop, pretrained=pretrained)
         return self.make_estimator(config, loop, n_clusters, pretrained).fit_seeds(
@@ -191,8 +198,8 @@ def _deep(id: str, label: str, family: Family, pretrained: bool, in_paper: bool 
     )
 
 
-#: Every method, by id, in the order of the paper's tables.
-METHODS: Mapping[str, Method] = MappingProxyType({m.id: m for m in (
+#: The paper's eight methods, in the order of its tables.
+_PAPER_ENTRIES: Mapping[str, Method] = {m.id: m for m in (
     Method("km", "KM", "km", False, group=None, tradeoff=None, in_paper=True,
            config="dkm.methods.km:KM_CONFIG", embedding=False, kmeans_on_embedding=False,
            fit="dkm.methods.km:fit_km"),
@@ -205,11 +212,30 @@ METHODS: Mapping[str, Method] = MappingProxyType({m.id: m for m in (
     _deep("idec-p", "IDEC^p", "idec", True),
     _deep("dkm-a", "DKM^a", "dkm", False),
     _deep("dkm-p", "DKM^p", "dkm", True),
+)}
+
+
+def _authors_code(paper_id: str) -> Method:
+    """The paper's method ``paper_id`` as the authors' own code trains it."""
+    paper_method = _PAPER_ENTRIES[paper_id]
+    return Method(
+        f"{paper_id}-authors-code", f"{paper_method.label} (authors' code)", paper_method.family,
+        paper_method.pretrained, group=paper_method.group, tradeoff=paper_method.tradeoff,
+        in_paper=False, config=paper_method.config, embedding=paper_method.embedding,
+        kmeans_on_embedding=False, paper_method=paper_id, runner="benchmarks/authors_code.py",
+    )
+
+
+#: Every method, by id: the paper's eight in the order of its tables, then the others.
+METHODS: Mapping[str, Method] = MappingProxyType({m.id: m for m in (
+    *_PAPER_ENTRIES.values(),
     _deep("dkm-pa", "DKM^pa", "dkm", True, in_paper=False),
     # DCN as the DKM authors' code ran it (../shared/paper/FIDELITY.md: last-sample updates)
     _deep("dcn-np-authors", "DCN^np (authors)", "dcn", False, in_paper=False,
           paper_method="dcn-np"),
     _deep("dcn-p-authors", "DCN^p (authors)", "dcn", True, in_paper=False, paper_method="dcn-p"),
+    # the authors' own TensorFlow 1 code, run by benchmarks/authors_code.py from a clone of it
+    *(_authors_code(paper_id) for paper_id in ("km", "ae-km", "dcn-np", "dcn-p", "dkm-a", "dkm-p")),
 )})
 
 #: The paper's eight protocol methods, in the order of its tables.

@@ -34,8 +34,10 @@ def test_every_entry_is_consistent_with_its_own_configuration():
 def test_the_modules_derive_their_method_lists_from_the_registry():
     assert results.METHODS == tuple(registry.METHODS)
     assert PAPER_METHODS == ("km", "ae-km", "dcn-np", "dcn-p", "idec-np", "idec-p", "dkm-a", "dkm-p")
-    assert stats.PRETRAINED == {"ae-km", "dcn-p", "idec-p", "dkm-p", "dkm-pa", "dcn-p-authors"}
-    assert stats.NOT_PRETRAINED == {"dcn-np", "idec-np", "dkm-a", "dcn-np-authors"}
+    assert stats.PRETRAINED == {"ae-km", "dcn-p", "idec-p", "dkm-p", "dkm-pa", "dcn-p-authors",
+                                "ae-km-authors-code", "dcn-p-authors-code", "dkm-p-authors-code"}
+    assert stats.NOT_PRETRAINED == {"dcn-np", "idec-np", "dkm-a", "dcn-np-authors",
+                                    "dcn-np-authors-code", "dkm-a-authors-code"}
     assert dict(paper.METHOD_LABELS) == {m.id: m.label for m in registry.METHODS.values()}
     assert paper.tradeoff_name("idec-p") == "gamma" and paper.tradeoff_name("dkm-pa") == "lambda"
 
@@ -43,22 +45,22 @@ def test_the_modules_derive_their_method_lists_from_the_registry():
 def test_the_protocol_runs_what_the_registry_says():
     from dkm.experiments import available_methods
 
-    assert available_methods() == registry.ids()
+    assert available_methods() == tuple(m for m in registry.ids() if not m.endswith("-authors-code"))
 
 
-def test_an_entry_names_an_estimator_or_a_fit_function():
+def test_an_entry_names_an_estimator_a_fit_function_or_a_runner():
     common = dict(id="x", label="X", family="dkm", pretrained=False, group=None, tradeoff=None,
                   in_paper=False, config="m:C", embedding=True, kmeans_on_embedding=True)
-    with pytest.raises(ValueError, match="exactly one of an estimator and a fit function"):
+    with pytest.raises(ValueError, match="exactly one of an estimator, a fit function and a runner"):
         registry.Method(**common, estimator="m:E", variant="a", fit="m:f")
-    with pytest.raises(ValueError, match="exactly one of an estimator and a fit function"):
+    with pytest.raises(ValueError, match="exactly one of an estimator, a fit function and a runner"):
         registry.Method(**common)
     with pytest.raises(ValueError, match="needs its variant"):
         registry.Method(**common, estimator="m:E")
 
 
 def test_only_km_has_no_embedding():
-    assert [m.id for m in registry.METHODS.values() if not m.embedding] == ["km"]
+    assert [m.id for m in registry.METHODS.values() if not m.embedding] == ["km", "km-authors-code"]
 
 
 def test_an_unknown_method_names_the_known_ones():
@@ -91,3 +93,19 @@ def test_the_authors_dcn_is_the_papers_dcn_with_the_authors_switches():
 def test_a_paper_method_implements_no_other():
     with pytest.raises(ValueError, match="dcn-np is one of the paper's methods"):
         dataclasses.replace(registry.get("dcn-np"), paper_method="dcn-p")
+
+
+def test_a_method_the_package_does_not_train_names_its_runner():
+    from dkm.experiments import available_methods
+    from dkm.methods.common import LoopConfig
+
+    entry = registry.get("dkm-p-authors-code")
+    assert entry.runner == "benchmarks/authors_code.py" and entry.reported_as == "dkm-p"
+    assert entry.label == "DKM^p (authors' code)" and entry.tradeoff == "lambda"
+    assert "dkm-p-authors-code" not in available_methods() and "dkm-p" in available_methods()
+    with pytest.raises(ValueError, match="not trained by the package: benchmarks/authors_code.py"):
+        entry.train(None, 10, [0], entry.default_config(), LoopConfig())
+    with pytest.raises(ValueError, match="exactly one of an estimator, a fit function and a runner"):
+        registry.Method("x", "X", "km", False, group=None, tradeoff=None, in_paper=False,
+                        config="dkm.methods.km:KM_CONFIG", embedding=False,
+                        kmeans_on_embedding=False, fit="dkm.methods.km:fit_km", runner="run.py")

@@ -110,7 +110,7 @@ _TRADEOFF_NAMES = MappingProxyType(
 _KMEANS_SUFFIX = " + KM"
 # a method, its superscript, a qualifier in parentheses ("DCN^np (authors)"), a distance suffix
 _LABEL_PATTERN = re.compile(
-    r"^(?P<base>[A-Z-]+(?:\^[a-z]+)?(?: \([a-z]+\))?)(?:_(?P<suffix>[a-z]+))?$")
+    r"^(?P<base>[A-Z-]+(?:\^[a-z]+)?(?: \([a-z][a-z' ]*\))?)(?:_(?P<suffix>[a-z]+))?$")
 _METHOD_IDS = MappingProxyType({label: method for method, label in METHOD_LABELS.items()})
 _DISTANCE_BY_SUFFIX = MappingProxyType({suffix: name for name, suffix in DISTANCES.items()})
 
