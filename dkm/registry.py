@@ -235,7 +235,7 @@ METHODS: Mapping[str, Method] = MappingProxyType({m.id: m for m in (
           paper_method="dcn-np"),
     _deep("dcn-p-authors", "DCN^p (authors)", "dcn", True, in_paper=False, paper_method="dcn-p"),
     # the authors' own TensorFlow 1 code, run by benchmarks/authors_code.py from a clone of it
-    *(_authors_code(paper_id) for paper_id in ("km", "ae-km", "dcn-np", "dcn-p", "dkm-a", "dkm-p")),
+    *(_authors_code(paper_id) for paper_id in ("ae-km", "dcn-np", "dcn-p", "dkm-a", "dkm-p")),
 )})
 
 #: The paper's eight protocol methods, in the order of its tables.

@@ -60,7 +60,7 @@ def test_an_entry_names_an_estimator_a_fit_function_or_a_runner():
 
 
 def test_only_km_has_no_embedding():
-    assert [m.id for m in registry.METHODS.values() if not m.embedding] == ["km", "km-authors-code"]
+    assert [m.id for m in registry.METHODS.values() if not m.embedding] == ["km"]
 
 
 def test_an_unknown_method_names_the_known_ones():
