@@ -16,6 +16,22 @@ os.environ.setdefault("DKM_DATA_HOME", str(SHARED_DATA))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--authors-repo", type=Path, default=None,
+                     help="a clone of the authors' deep-k-means repository: runs the tests of "
+                          "benchmarks/authors_code.py that need their code")
+
+
+@pytest.fixture
+def authors_repo(request: pytest.FixtureRequest) -> Path:
+    """The clone given with ``--authors-repo``; skip without one."""
+    repo = request.config.getoption("--authors-repo")
+    if repo is None:
+        pytest.skip("needs the authors' code: pass --authors-repo PATH (a clone of "
+                    "MaziarMF/deep-k-means)")
+    return repo.resolve()
+
+
 def _data_home() -> Path:
     return Path(os.environ["DKM_DATA_HOME"])
 
