@@ -611,3 +611,24 @@ def test_kept_reruns_read_every_rerun_file_of_a_folder(tmp_path):
     (tmp_path / "rerun-20news-dkm-p-3.jsonl").write_text('{"seed": 3}\n')
     (tmp_path / "probe-cpu-isa.jsonl").write_text('{"seed": 4}\n')  # not a rerun
     assert [run["seed"] for run in kept_reruns(tmp_path)] == [3, 1, 2]
+
+
+def test_the_authors_code_is_set_beside_the_package_on_common_seeds():
+    from dkm.analysis import AUTHORS_CODE_COLUMNS, authors_code_comparison
+
+    ours = _runs("usps", "dkm-p", [0.80, 0.78, 0.76, 0.74], lam=1.0)
+    theirs = _runs("usps", "dkm-p-authors-code", [0.70, 0.72, 0.71], lam=1.0)  # three seeds
+    table = authors_code_comparison(ours, theirs)
+    assert list(table.columns) == list(AUTHORS_CODE_COLUMNS)
+    acc = table[table["metric"] == "acc"].iloc[0]
+    assert (acc["dataset"], acc["method"], acc["n"]) == ("usps", "dkm-p", 3)
+    differences = np.array([10.0, 6.0, 5.0])  # the fourth package seed has no pair
+    half = scipy.stats.t.ppf(0.975, 2) * differences.std(ddof=1) / math.sqrt(3)
+    assert acc["difference"] == pytest.approx(7.0)
+    assert (acc["low"], acc["high"]) == pytest.approx((7.0 - half, 7.0 + half))
+    assert acc["authors_mean"] == pytest.approx(71.0) and acc["package_mean"] == pytest.approx(78.0)
+    assert (acc["paper_mean"], acc["paper_std"]) == paper.reported("table1", "dkm-p", "usps",
+                                                                   "acc")[:2]
+    assert acc["authors_vs_paper"] == "worse"  # 71 ± 1 against the paper's 75.7 ± 1.3
+    assert set(table["metric"]) == {"acc", "nmi"}
+    assert authors_code_comparison(ours, []).empty

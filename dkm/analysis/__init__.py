@@ -52,12 +52,14 @@ stand-in's scores in two matmul precisions, and :func:`standin_alpha_curves` and
 what rescaling α as the embedding shrinks does, :func:`standin_tradeoff_points` its
 scores at each λ and :func:`standin_tradeoff_table` sets them beside the package's, and
 :func:`standin_cluster_loss` reads where they lose clusters; :func:`standin_rows` reads a
-study's output files (:data:`STANDIN_OUTPUTS`).
+study's output files (:data:`STANDIN_OUTPUTS`); :func:`authors_code_comparison` sets the
+authors' own code beside the package and the paper.
 """
 from __future__ import annotations
 
 # One private module per job (dkm/__init__.py maps them); every public name is
 # re-exported here, the one place to import it from.
+from dkm.analysis._authors_code import AUTHORS_CODE_COLUMNS, authors_code_comparison
 from dkm.analysis._checks import (
     check_gap, check_runs, isa_probe_table, kept_reruns, protocol_gap, repeated_runs, rerun_gaps,
     reruns,
@@ -115,4 +117,4 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "standin_same_errors", "standin_precision_effect", "standin_alpha_curves",
            "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",
            "standin_tradeoff_table", "standin_cluster_loss", "STANDIN_OUTPUTS",
-           "standin_rows", "rerun_gaps"]
+           "standin_rows", "rerun_gaps", "authors_code_comparison", "AUTHORS_CODE_COLUMNS"]
