@@ -164,7 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
     pending = commands.add_parser(
         "pending", help="list the runs a results folder lacks, and the commands that add them",
         description="For each protocol store of a results folder (RESULTS/<dataset>.jsonl, the "
-                    "paper's eight methods) and each ablation study's store "
+                    "paper's eight methods), each line search's store that exists "
+                    "(RESULTS/<dataset>-lambda.jsonl: the methods of "
+                    "dkm.experiments.LINE_SEARCHES, the paper's grid, its first three seeds) and "
+                    "each ablation study's store "
                     "(RESULTS/ablations/<study>.jsonl), list the runs at the given scale that "
                     "have no scored record yet, each with the command that adds them. Only reads "
                     "the stores.",
@@ -300,6 +303,7 @@ def _command_snapshot(args: argparse.Namespace) -> int:
 
 def _command_pending(args: argparse.Namespace) -> int:
     from dkm import ablations, analysis
+    from dkm.experiments import LINE_SEARCH_SEEDS, LINE_SEARCHES, TRADEOFF_GRID
     from dkm.results import ResultsStore, protocol_stores, record_scale, store_path
 
     folder = Path(args.results)
@@ -307,6 +311,7 @@ def _command_pending(args: argparse.Namespace) -> int:
         raise CommandError(f"no results folder {folder}")
     seeds = _first_seeds(args.seeds, "--seeds")
     study_seeds = _first_seeds(args.study_seeds, "--study-seeds")
+    search_seeds = list(paper.PAPER_SEEDS[:LINE_SEARCH_SEEDS])
     scale = "" if args.scale == 1.0 else f" --scale {args.scale:g}"
 
     def at_scale(store: Path) -> list[dict]:
@@ -322,6 +327,19 @@ def _command_pending(args: argparse.Namespace) -> int:
             total = sum(map(len, missing.values()))
             lines.append(f"{store}: {total} of {len(PAPER_METHODS) * len(seeds)} runs missing")
             lines += [f"  python -m dkm run --dataset {dataset} --method {method} "
+                      f"{seed_options(left)}{scale} --results {store}"
+                      for method, left in missing.items()]
+    for dataset, methods in LINE_SEARCHES.items():
+        store = store_path(folder, f"{dataset}-lambda")
+        if not store.exists():
+            continue
+        missing = analysis.missing_search_seeds(at_scale(store), dataset, methods, TRADEOFF_GRID,
+                                                search_seeds)
+        if missing:
+            total = sum(map(len, missing.values()))
+            lines.append(f"{store}: the line search misses {total} of "
+                         f"{len(methods) * len(search_seeds)} seeds' grids")
+            lines += [f"  python -m dkm run --dataset {dataset} --method {method} --lambda-search "
                       f"{seed_options(left)}{scale} --results {store}"
                       for method, left in missing.items()]
     for name, study in ablations.STUDIES.items():

@@ -26,7 +26,8 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
+from types import MappingProxyType
+from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -39,6 +40,15 @@ from dkm.splits import validation_test_split
 
 #: The paper's line-search grid for λ and γ: {10^i, i = -4..3}.
 TRADEOFF_GRID: tuple[float, ...] = tuple(10.0**i for i in range(-4, 4))
+#: The line searches the results folder holds at full scale: the methods searched on each
+#: dataset (store ``<dataset>-lambda.jsonl``), each on the first :data:`LINE_SEARCH_SEEDS`
+#: of the paper's seeds.
+LINE_SEARCHES: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "usps": ("dkm-p", "dkm-a", "dcn-np", "dcn-p", "idec-np", "idec-p"),
+    "usps-sharp": ("dkm-p",),
+    "20news": ("dkm-p", "dkm-a"),
+})
+LINE_SEARCH_SEEDS = 3
 #: Fixed seed of the validation / test split (the split is drawn once per dataset).
 SPLIT_SEED = 0
 #: IDEC's target-update interval in iterations, from IDEC's code (Reuters-10k for RCV1).

@@ -632,3 +632,16 @@ def test_the_authors_code_is_set_beside_the_package_on_common_seeds():
     assert acc["authors_vs_paper"] == "worse"  # 71 ± 1 against the paper's 75.7 ± 1.3
     assert set(table["metric"]) == {"acc", "nmi"}
     assert authors_code_comparison(ours, []).empty
+
+
+def test_a_search_seed_is_missing_until_every_value_of_the_grid_has_run():
+    from dkm.analysis import missing_search_seeds
+
+    grid = (0.1, 1.0)
+    records = (_runs("usps", "dcn-p", [0.7, 0.7], lam=0.1) + _runs("usps", "dcn-p", [0.7], lam=1.0)
+               + _runs("digits", "dcn-p", [0.7, 0.7], lam=1.0))
+    first, second = SEEDS[:2]
+    assert missing_search_seeds(records, "usps", ["dcn-p", "dkm-p"], grid, SEEDS[:2]) == {
+        "dcn-p": (second,), "dkm-p": (first, second)}
+    records += _runs("usps", "dcn-p", [0.7, 0.7], lam=1.0)
+    assert missing_search_seeds(records, "usps", ["dcn-p"], grid, SEEDS[:2]) == {}

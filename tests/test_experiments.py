@@ -240,6 +240,8 @@ def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_p
     store = tmp_path / "digits.jsonl"
     assert cli("run", "--dataset", "digits", "--method", "km", "--seeds", "1", "--scale", "0.02",
                "--results", str(store), "--quiet").returncode == 0
+    search = tmp_path / "20news-lambda.jsonl"   # a line search the results folder holds
+    search.touch()
     (tmp_path / "ablations").mkdir()
     (tmp_path / "ablations" / "lambda.jsonl").touch()   # a study declared for USPS, not started
     (tmp_path / "ablations" / "alpha.jsonl").touch()    # a study for any dataset: none run yet
@@ -258,6 +260,13 @@ def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_p
     assert (f"  python -m dkm ablate --study lambda --dataset usps --method dkm-p {study_seeds} "
             f"--scale 0.02 --results {tmp_path / 'ablations'}") in lines
     assert not any("alpha" in line for line in lines)
+    from dkm.experiments import LINE_SEARCHES
+
+    assert LINE_SEARCHES["20news"] == ("dkm-p", "dkm-a")
+    assert f"{search}: the line search misses 6 of 6 seeds' grids" in lines
+    assert (f"  python -m dkm run --dataset 20news --method dkm-a --lambda-search {study_seeds} "
+            f"--scale 0.02 --results {search}") in lines
+    assert not any("usps-lambda" in line for line in lines)  # a search the folder does not hold
     full = cli("pending", "--results", str(tmp_path), "--seeds", "1").stdout   # the paper's epochs
     assert f"{store}: 8 of 8 runs missing" in full and "--scale" not in full
     refused = cli("pending", "--results", str(tmp_path / "missing"))

@@ -35,7 +35,8 @@ Beyond the claims
 The same records answer the book's other questions, one private module each:
 :func:`search_records`, :func:`search_curves`, :func:`search_summary` and
 :func:`paper_tradeoff` read a line search; :func:`coverage` counts the seeds
-each dataset and method has run, and :func:`progress` a dataset's runs against
+each dataset and method has run (:func:`missing_seeds`, :func:`missing_search_seeds` those
+still missing), and :func:`progress` a dataset's runs against
 the protocol's; :func:`on_paper_dataset` and :func:`variant_effect` show a data
 variant's runs and what the variant changes; :func:`check_runs`,
 :func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
@@ -77,7 +78,7 @@ from dkm.analysis._claims import (
     verdict_grid,
     verdicts_given,
 )
-from dkm.analysis._coverage import coverage, missing_seeds, progress
+from dkm.analysis._coverage import coverage, missing_search_seeds, missing_seeds, progress
 from dkm.analysis._line_search import (
     SEARCH_SUMMARY_COLUMNS,
     paper_tradeoff,
@@ -108,7 +109,7 @@ from dkm.analysis._variants import on_paper_dataset, variant_effect
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
            "paired_difference", "signed",
            "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
-           "coverage", "missing_seeds",
+           "coverage", "missing_seeds", "missing_search_seeds",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "isa_probe_table", "repeated_runs", "reruns", "kept_reruns",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",

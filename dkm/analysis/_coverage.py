@@ -1,6 +1,8 @@
-"""How far a store has come: the seeds each dataset and method has a scored record for."""
+"""How far a store has come: the seeds each dataset and method has a scored record for (at
+every value of a line search's grid, for a search)."""
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -48,6 +50,32 @@ def missing_seeds(records: Iterable[Mapping[str, Any]], dataset: str, methods: S
     """
     done = _scored_seeds(r for r in records if r["dataset"] == dataset)
     missing = {method: tuple(seed for seed in seeds if seed not in done.get((dataset, method), ()))
+               for method in methods}
+    return {method: left for method, left in missing.items() if left}
+
+
+def missing_search_seeds(records: Iterable[Mapping[str, Any]], dataset: str,
+                         methods: Sequence[str], values: Sequence[float],
+                         seeds: Sequence[int]) -> dict[str, tuple[int, ...]]:
+    """The seeds of each method whose line search over ``values`` is not complete on ``dataset``.
+
+    A seed is missing when one value of the grid or more has no scored record
+    of that method and seed (``params["lambda"]`` or ``params["gamma"]``).
+
+    Returns
+    -------
+    dict
+        Each method of ``methods`` that misses a seed, to those seeds in the
+        order of ``seeds``; empty when every run of the search is there.
+    """
+    done: dict[tuple[str, int], set[float]] = {}
+    for r in records:
+        value = r["params"].get("lambda", r["params"].get("gamma"))
+        if r["dataset"] == dataset and r.get("metrics") and value is not None:
+            done.setdefault((r["method"], r["seed"]), set()).add(value)
+    missing = {method: tuple(seed for seed in seeds
+                             if not all(any(math.isclose(value, run) for run in
+                                            done.get((method, seed), ())) for value in values))
                for method in methods}
     return {method: left for method, left in missing.items() if left}
 
