@@ -621,7 +621,7 @@ def test_the_authors_code_is_set_beside_the_package_on_common_seeds():
     table = authors_code_comparison(ours, theirs)
     assert list(table.columns) == list(AUTHORS_CODE_COLUMNS)
     acc = table[table["metric"] == "acc"].iloc[0]
-    assert (acc["dataset"], acc["method"], acc["n"]) == ("usps", "dkm-p", 3)
+    assert (acc["dataset"], acc["method"], acc["paired"]) == ("usps", "dkm-p", 3)
     differences = np.array([10.0, 6.0, 5.0])  # the fourth package seed has no pair
     half = scipy.stats.t.ppf(0.975, 2) * differences.std(ddof=1) / math.sqrt(3)
     assert acc["difference"] == pytest.approx(7.0)

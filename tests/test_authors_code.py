@@ -192,3 +192,30 @@ def test_the_authors_dkm_p_runs_on_usps(authors_repo, tmp_path, data_home):
     assert written[0]["provenance"]["authors_commit"].startswith(
         subprocess.run(["git", "-C", str(authors_repo), "rev-parse", "HEAD"],
                        capture_output=True, text=True, check=True).stdout.strip())
+
+
+@pytest.mark.parametrize("dataset, specs", [("usps", "usps_specs"), ("mnist", "mnist_specs"),
+                                            ("20news", "_20news_specs")])
+def test_the_authors_dataset_modules_read_the_packages_data(authors_repo, dataset, specs,
+                                                           data_home):
+    # in a process of its own: the compatibility layer replaces modules of the process
+    check = textwrap.dedent(f'''
+        import importlib.util, os, sys
+        import numpy as np
+        spec = importlib.util.spec_from_file_location("authors_code", {str(ROOT / "benchmarks" /
+                                                                          "authors_code.py")!r})
+        runner = importlib.util.module_from_spec(spec)
+        sys.modules["authors_code"] = runner
+        spec.loader.exec_module(runner)
+        runner.install_compatibility({dataset!r}, None)
+        os.chdir({str(authors_repo)!r})
+        sys.path.insert(0, os.getcwd())
+        import {specs} as specs
+        from dkm.data import load
+        ours = load({dataset!r})
+        assert np.allclose(specs.data, ours.X, atol=1e-6), "features"
+        assert np.array_equal(np.asarray(specs.target, dtype=np.int64), ours.y), "labels"
+        print("same data")
+    ''')
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+    assert done.returncode == 0 and "same data" in done.stdout, done.stderr[-2000:]

@@ -17,7 +17,7 @@ from dkm.results import records_to_dataframe
 
 #: Columns of :func:`authors_code_comparison`, in order.
 AUTHORS_CODE_COLUMNS = (
-    "dataset", "method", "metric", "n", "authors_mean", "authors_std", "package_mean",
+    "dataset", "method", "metric", "paired", "authors_mean", "authors_std", "package_mean",
     "package_std", "paper_mean", "paper_std", "difference", "low", "high", "authors_vs_paper",
 )
 
@@ -49,7 +49,7 @@ def authors_code_comparison(records: Iterable[Mapping[str, Any]],
     Returns
     -------
     pandas.DataFrame
-        :data:`AUTHORS_CODE_COLUMNS`, in percent: ``n`` seeds run by both
+        :data:`AUTHORS_CODE_COLUMNS`, in percent: ``paired``, the seeds run by both
         (a method and dataset without a common seed has no row); the means
         and sample standard deviations over those seeds; the paper's
         figure; ``difference`` (package − authors' code, same seeds) with its
@@ -81,7 +81,7 @@ def authors_code_comparison(records: Iterable[Mapping[str, Any]],
             authors_mean, authors_std, _ = stats.summarize(theirs[common])
             package_mean, package_std, _ = stats.summarize(ours[common])
             rows.append({
-                "dataset": dataset, "method": entry.reported_as, "metric": metric, "n": n,
+                "dataset": dataset, "method": entry.reported_as, "metric": metric, "paired": n,
                 "authors_mean": authors_mean, "authors_std": authors_std,
                 "package_mean": package_mean, "package_std": package_std,
                 "paper_mean": paper_mean, "paper_std": paper_std, "difference": difference,
