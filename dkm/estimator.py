@@ -26,9 +26,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dkm.annealing import Schedule, constant, custom, paper_annealing
 from dkm.autoencoder import PAPER_HIDDEN_SIZES, Architecture, Autoencoder
-from dkm.checkpoints import RunCheckpoints, run_key
+from dkm.checkpoints import RunCheckpoints, code_version, run_key
 from dkm.losses import DISTANCES, get_distance
 from dkm.methods.common import LoopConfig, MethodResult, nearest_center
+from dkm.methods.config import jsonable
 from dkm.methods.dcn import (DCN_INITIAL_COUNT, DCN_VARIANTS, LABEL_SOURCES, PULL_RULES,
                              UPDATE_RULES, DCNConfig, fit_dcn)
 from dkm.methods.dkm import ASSIGNMENTS, DKMConfig, fit_dkm
@@ -142,7 +143,7 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
                     random_state=None) -> "DeepClusteringEstimator":
         """The estimator that trains ``config`` with the loop settings ``loop``.
 
-        The protocol's route to a method (:meth:`dkm.registry.Method.train`):
+        The protocol's route to a method (:meth:`dkm.protocol.registry.Method.train`):
         the result of :meth:`fit_seeds` is that of the method's fit function
         called with ``config`` and ``loop``, bit for bit.
 
@@ -244,12 +245,10 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
             raise ValueError(
                 f"checkpoint_dir needs an int random_state, got {self.random_state!r}: an "
                 "interrupted fit can resume only with the seed it started from")
-        from dkm.experiments import _jsonable, provenance  # dkm.experiments imports this module
-
         loop = self._loop()
         run = {
             "estimator": type(self).__name__, "seed": int(self.random_state),
-            "config": _jsonable(self._config()), "embedding_dim": self.embedding_dim,
+            "config": jsonable(self._config()), "embedding_dim": self.embedding_dim,
             "loop": {"batch_size": loop.batch_size, "learning_rate": loop.learning_rate,
                      "sampler": loop.sampler, "hidden_sizes": list(loop.hidden_sizes),
                      "jit_compile": loop.jit_compile},
@@ -257,7 +256,7 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
             "pretrained": None if self.pretrained is None else self.pretrained.fingerprint(0),
         }
         return RunCheckpoints(Path(self.checkpoint_dir), run_key([json.dumps(run, sort_keys=True)]),
-                              written_by=provenance()["git_commit"])
+                              written_by=code_version())
 
     def _train(self, X: np.ndarray, seeds: list[int],
                checkpoints: RunCheckpoints | None = None) -> MethodResult:
@@ -328,7 +327,7 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         """Train one network per seed on ``X``, together (stacked replicas); ``random_state``
         is not used.
 
-        The protocol's training (:func:`dkm.experiments.run_seeds`): the
+        The protocol's training (:func:`dkm.protocol.experiments.run_seeds`): the
         estimator is left unfitted, and the result is returned whole, one
         row per seed. With ``pretrained``, it holds one replica per seed, in
         their order.
@@ -403,7 +402,7 @@ class DeepKMeans(DeepClusteringEstimator):
         ``"pa"`` (DKM^pa): pretraining followed by the annealing.
     lam : float, default=1.0
         Trade-off λ between reconstruction and clustering. The paper's
-        validation-optimal values depend on the dataset (see ``dkm.paper``).
+        validation-optimal values depend on the dataset (see ``dkm.protocol.paper``).
     distance : {"euclidean", "cosine"}, default="euclidean"
         Clustering distance ``f`` (squared Euclidean or cosine distance).
     alpha : float, default=1000.0
@@ -594,7 +593,7 @@ class DCN(DeepClusteringEstimator):
         ``"np"`` (DCN^np): a random network, centroids from U(-1, 1) and
         random assignments, as in the DKM authors' code.
     lam : float, default=1.0
-        Trade-off λ; the paper's values depend on the dataset (``dkm.paper``).
+        Trade-off λ; the paper's values depend on the dataset (``dkm.protocol.paper``).
     epochs : int, optional
         Training epochs after pretraining; by default the paper's 50 (``"p"``)
         or 200 (``"np"``).
@@ -756,7 +755,7 @@ class IDEC(DeepClusteringEstimator):
         the initial embedding in both.
     gamma : float, default=0.1
         Weight γ of the KL term (IDEC's default); the paper's values depend on
-        the dataset (``dkm.paper``).
+        the dataset (``dkm.protocol.paper``).
     update_interval : int, default=140
         Iterations between target updates (IDEC's code: 140 MNIST, 30 USPS,
         3 Reuters).

@@ -46,9 +46,9 @@ from dkm.methods.common import (
     run_epochs,
     scale_epochs,
 )
+from dkm.methods.config import RECORDED_WHEN_SET
 from dkm.methods.dkm import initial_centers
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
-from dkm.results import RECORDED_WHEN_SET
 from dkm.training import BatchSampler
 
 #: Initial value of the per-cluster counts in DCN's code.
@@ -230,7 +230,7 @@ class DCNConfig:
         DKM authors' code reported).
 
     The last five fields are recorded with a run only when they differ from
-    their defaults (:data:`dkm.results.RECORDED_WHEN_SET`).
+    their defaults (:data:`dkm.methods.config.RECORDED_WHEN_SET`).
     """
 
     lam: float | tuple[float, ...] = 1.0
@@ -265,9 +265,9 @@ AUTHORS_DCN: dict[str, object] = {
 }
 
 #: The variants by suffix (``"np"``: DCN^np; the method ids are in
-#: :mod:`dkm.registry`): the paper's two, and the same two as the DKM authors'
+#: :mod:`dkm.protocol.registry`): the paper's two, and the same two as the DKM authors'
 #: code ran them (``"np-authors"``, ``"p-authors"``). λ is dataset-specific
-#: (see :mod:`dkm.paper`), this one is the default elsewhere.
+#: (see :mod:`dkm.protocol.paper`), this one is the default elsewhere.
 DCN_VARIANTS: dict[str, DCNConfig] = {
     "np": DCNConfig(lam=0.1, epochs=200, pretrain_epochs=0),
     "p": DCNConfig(lam=0.1, epochs=50),

@@ -13,8 +13,8 @@ from dkm.losses import dkm_clustering_term, get_distance, reconstruction_error
 from dkm.methods.common import (
     LoopConfig, MethodResult, kmeans_per_replica, nearest_center, run_epochs, scale_epochs,
 )
+from dkm.methods.config import RECORDED_WHEN_SET
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
-from dkm.results import RECORDED_WHEN_SET
 from dkm.training import BatchSampler, embed
 
 #: The clustering term: the paper's soft assignment, or its hard limit.
@@ -140,7 +140,7 @@ class DKMConfig:
         Not in the paper; needs the soft assignment.
 
     The last three fields are recorded with a run only when they differ from
-    their defaults (:data:`dkm.results.RECORDED_WHEN_SET`).
+    their defaults (:data:`dkm.methods.config.RECORDED_WHEN_SET`).
     """
 
     lam: float | tuple[float, ...] = 1.0
@@ -168,7 +168,7 @@ class DKMConfig:
 
 
 #: The paper's variants by suffix (``"a"``: DKM^a; the method ids are in
-#: :mod:`dkm.registry`); λ is dataset-specific (see :mod:`dkm.paper`), this one
+#: :mod:`dkm.protocol.registry`); λ is dataset-specific (see :mod:`dkm.protocol.paper`), this one
 #: is the default elsewhere.
 DKM_VARIANTS: dict[str, DKMConfig] = {
     "a": DKMConfig(lam=0.1, schedule=paper_annealing(), pretrain_epochs=0),

@@ -200,7 +200,7 @@ class IDECConfig:
 
 
 #: The paper's variants by suffix (``"np"``: IDEC^np; the method ids are in
-#: :mod:`dkm.registry`); γ and the update interval are dataset-specific.
+#: :mod:`dkm.protocol.registry`); γ and the update interval are dataset-specific.
 IDEC_VARIANTS: dict[str, IDECConfig] = {
     "np": IDECConfig(epochs=200, pretrain_epochs=0),
     "p": IDECConfig(epochs=50),

@@ -1,0 +1,61 @@
+"""How far a store has come: the seeds each dataset and method has a scored record for."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from dkm.protocol import paper
+
+
+def coverage(records: Iterable[Mapping[str, Any]], methods: Sequence[str],
+             seeds: Sequence[int] = paper.PAPER_SEEDS) -> pd.DataFrame:
+    """How many of ``seeds`` each dataset × method has a scored record for.
+
+    Records of several trade-off values or distances count a seed once.
+    """
+    seen = _scored_seeds(r for r in records if r["seed"] in seeds)
+    datasets = list(dict.fromkeys(d for d, _ in seen))
+    return pd.DataFrame([[len(seen.get((d, m), ())) for m in methods] for d in datasets],
+                        index=datasets, columns=list(methods))
+
+
+def progress(records: Iterable[Mapping[str, Any]], dataset: str, methods: Sequence[str],
+             seeds: Sequence[int] = paper.PAPER_SEEDS) -> tuple[int, int]:
+    """How many of a dataset's runs (one per method and seed) are done, and of how many.
+
+    Returns
+    -------
+    tuple of int
+        The number of (method, seed) pairs of ``dataset`` with a scored record
+        (:func:`coverage`), and ``len(methods) * len(seeds)``.
+    """
+    covered = coverage((r for r in records if r["dataset"] == dataset), methods, seeds)
+    done = int(covered.loc[dataset].sum()) if dataset in covered.index else 0
+    return done, len(methods) * len(seeds)
+
+
+def missing_seeds(records: Iterable[Mapping[str, Any]], dataset: str, methods: Sequence[str],
+                  seeds: Sequence[int] = paper.PAPER_SEEDS) -> dict[str, tuple[int, ...]]:
+    """The seeds of each method that have no scored record of ``dataset`` yet.
+
+    Returns
+    -------
+    dict
+        Each method of ``methods`` that misses a seed, to its missing seeds in
+        the order of ``seeds``; empty when every run is there.
+    """
+    done = _scored_seeds(r for r in records if r["dataset"] == dataset)
+    missing = {method: tuple(seed for seed in seeds if seed not in done.get((dataset, method), ()))
+               for method in methods}
+    return {method: left for method, left in missing.items() if left}
+
+
+def _scored_seeds(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], set[int]]:
+    """The seeds each (dataset, method) has a scored record for, in order of first appearance."""
+    seen: dict[tuple[str, str], set[int]] = {}
+    for r in records:
+        if r.get("metrics"):
+            seen.setdefault((r["dataset"], r["method"]), set()).add(r["seed"])
+    return seen
