@@ -37,11 +37,12 @@ Models, their training and their evaluation:
 ``dkm.methods.common``       what every method shares: its loop settings and its result.
 ``dkm.methods.pretraining``  the autoencoder pretraining the pretrained methods share.
 ``dkm.methods.km``           the two non-deep baselines, KM and AE-KM.
-``dkm.methods.dkm``          Deep k-Means: DKM^a, DKM^p and DKM^pa.
-``dkm.methods.dcn``          DCN^p and DCN^np, with the switches of the DKM authors' variant.
-``dkm.methods.idec``         IDEC^p and IDEC^np.
-``dkm.estimator``            ``DeepKMeans``, ``DCN`` and ``IDEC``: the scikit-learn estimators,
+``dkm.methods.estimator``    the scikit-learn estimator every deep method's estimator extends,
                              through which the protocol trains the deep methods.
+``dkm.methods.dkm``          Deep k-Means: DKM^a, DKM^p and DKM^pa, and ``DeepKMeans``.
+``dkm.methods.dcn``          DCN^p and DCN^np, with the switches of the DKM authors' variant,
+                             and ``DCN``.
+``dkm.methods.idec``         IDEC^p and IDEC^np, and ``IDEC``.
 ``dkm.metrics``              ACC, NMI and ARI (no TensorFlow needed).
 ``dkm._atomic``              whole-file writes (downloads, pretraining cache, checkpoints,
                              snapshots) through a temporary file and one rename.
@@ -114,9 +115,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 __version__ = "0.1.0"
 
 _LAZY_ATTRIBUTES = {
-    "DeepKMeans": "dkm.estimator",
-    "DCN": "dkm.estimator",
-    "IDEC": "dkm.estimator",
+    "DeepKMeans": "dkm.methods.dkm",
+    "DCN": "dkm.methods.dcn",
+    "IDEC": "dkm.methods.idec",
 }
 
 __all__ = ["__version__", *_LAZY_ATTRIBUTES]

@@ -54,7 +54,7 @@ class Method:
         supplement's k-Means-friendliness); AE-KM's own result is that already.
     estimator : str or None
         ``"module:Class"`` of the scikit-learn estimator that trains it (a
-        :class:`dkm.estimator.DeepClusteringEstimator`), for the deep methods.
+        :class:`dkm.methods.estimator.DeepClusteringEstimator`), for the deep methods.
     variant : str or None
         The estimator's ``variant`` parameter (``"p"`` for ``"dkm-p"``).
     fit : str or None
@@ -125,7 +125,7 @@ class Method:
                        pretrained: Any = None) -> Any:
         """The estimator that trains ``config`` with the loop settings ``loop``.
 
-        See :meth:`dkm.estimator.DeepClusteringEstimator.from_config` (imports
+        See :meth:`dkm.methods.estimator.DeepClusteringEstimator.from_config` (imports
         TensorFlow).
 
         Raises
@@ -161,7 +161,7 @@ class Method:
         -------
         MethodResult
             The deep methods' through their estimator
-            (:meth:`dkm.estimator.DeepClusteringEstimator.fit_seeds`), the
+            (:meth:`dkm.methods.estimator.DeepClusteringEstimator.fit_seeds`), the
             k-means baselines' through their fit function.
         """
         if self.runner is not None:
@@ -193,7 +193,7 @@ def _deep(id: str, label: str, family: Family, pretrained: bool, in_paper: bool 
         tradeoff="gamma" if family == "idec" else "lambda", in_paper=in_paper,
         config=f"dkm.methods.{family}:{family.upper()}_VARIANTS[{config}]",
         embedding=True, kmeans_on_embedding=True,
-        estimator=f"dkm.estimator:{_ESTIMATORS[family]}", variant=variant,
+        estimator=f"dkm.methods.{family}:{_ESTIMATORS[family]}", variant=variant,
         paper_method=paper_method,
     )
 
