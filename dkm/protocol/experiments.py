@@ -31,7 +31,7 @@ from dkm.methods.config import jsonable, unrecorded_defaults
 from dkm.metrics import evaluate
 from dkm.protocol import paper, registry
 from dkm.protocol.provenance import provenance
-from dkm.protocol.results import ResultsStore, config_hash
+from dkm.protocol.results import ResultsStore, config_hash, new_record
 from dkm.splits import validation_test_split
 
 #: The paper's line-search grid for λ and γ: {10^i, i = -4..3}.
@@ -197,21 +197,16 @@ def run_seeds(
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if checkpoints is not None and checkpoints.resumed:
         recorded = {**recorded, "resumed": checkpoints.resumed}
-    records = []
-    for s, seed in enumerate(seeds):
-        records.append({
-            "schema": 1, "dataset": dataset.name, "method": method, "seed": int(seed),
-            "params": params,
-            "config_hash": hashes[s],
-            "metrics": _scores(dataset.y, result.labels[s], parts),
-            "kmeans_on_embedding": None if friendliness is None
-            else _scores(dataset.y, friendliness[s], parts),
-            "wall_time_s": round(wall / len(seeds), 3),
-            "replicas_trained_together": len(seeds),
-            "provenance": recorded if pretrained is None
-            else {**recorded, "pretraining": pretrained.fingerprint(s)},
-            "created": created,
-        })
+    records = [new_record(
+        dataset.name, method, int(seed), params,
+        metrics=_scores(dataset.y, result.labels[s], parts),
+        kmeans_on_embedding=None if friendliness is None
+        else _scores(dataset.y, friendliness[s], parts),
+        wall_time_s=round(wall / len(seeds), 3), replicas_trained_together=len(seeds),
+        provenance=recorded if pretrained is None
+        else {**recorded, "pretraining": pretrained.fingerprint(s)},
+        created=created,
+    ) for s, seed in enumerate(seeds)]
     if checkpoints is not None:
         checkpoints.clear()
     return records

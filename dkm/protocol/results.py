@@ -213,10 +213,12 @@ def new_record(
     metrics: Mapping[str, Mapping[str, float]] | None,
     kmeans_on_embedding: Mapping[str, Mapping[str, float]] | None = None,
     wall_time_s: float = 0.0,
-    provenance: Mapping[str, str] | None = None,
+    replicas_trained_together: int = 1,
+    provenance: Mapping[str, Any] | None = None,
     created: str | None = None,
 ) -> dict[str, Any]:
-    """Assemble and validate a record, computing its hash and timestamp.
+    """Assemble and validate a record, computing its hash and timestamp: the one way a
+    record is made (:func:`dkm.protocol.experiments.run_seeds` makes every run's).
 
     Parameters
     ----------
@@ -226,6 +228,8 @@ def new_record(
         ``{"validation": {"acc", "nmi", "ari"}, "test": {...}}`` as fractions.
     wall_time_s : float
         Duration of the run.
+    replicas_trained_together : int
+        How many seeds trained together as one computation, this one included.
     provenance : mapping, optional
         Versions and machine; empty when not given.
     created : str, optional
@@ -251,6 +255,7 @@ def new_record(
         "metrics": metrics,
         "kmeans_on_embedding": kmeans_on_embedding,
         "wall_time_s": wall_time_s,
+        "replicas_trained_together": replicas_trained_together,
         "provenance": dict(provenance or {}),
         "created": created or datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
