@@ -17,7 +17,7 @@ from importlib import import_module
 from types import MappingProxyType
 from typing import Any, Literal, Mapping, Sequence
 
-__all__ = ["Method", "METHODS", "PAPER_METHODS", "get", "ids"]
+__all__ = ["Method", "METHODS", "PAPER_METHODS", "available_methods", "get", "ids", "register"]
 
 Family = Literal["km", "dcn", "idec", "dkm"]
 Group = Literal["pretrained", "not pretrained"]
@@ -33,8 +33,9 @@ class Method:
         The package's id (``"dkm-p"``), as records and the command line write it.
     label : str
         The paper's label (``"DKM^p"``); ``^`` and ``_`` mark super- and subscripts.
-    family : {"km", "dcn", "idec", "dkm"}
-        The algorithm: its objective and its configuration class.
+    family : str
+        The algorithm: its objective and its configuration class; ``"km"``, ``"dcn"``,
+        ``"idec"`` or ``"dkm"`` for the package's methods.
     pretrained : bool
         Whether training starts from the shared autoencoder pretraining.
     group : {"pretrained", "not pretrained"} or None
@@ -71,7 +72,7 @@ class Method:
 
     id: str
     label: str
-    family: Family
+    family: Family | str
     pretrained: bool
     group: Group | None
     tradeoff: Literal["lambda", "gamma"] | None
@@ -226,8 +227,7 @@ def _authors_code(paper_id: str) -> Method:
     )
 
 
-#: Every method, by id: the paper's eight in the order of its tables, then the others.
-METHODS: Mapping[str, Method] = MappingProxyType({m.id: m for m in (
+_METHODS: dict[str, Method] = {m.id: m for m in (
     *_PAPER_ENTRIES.values(),
     _deep("dkm-pa", "DKM^pa", "dkm", True, in_paper=False),
     # DCN as the DKM authors' code ran it (../shared/paper/FIDELITY.md: last-sample updates)
@@ -236,7 +236,11 @@ METHODS: Mapping[str, Method] = MappingProxyType({m.id: m for m in (
     _deep("dcn-p-authors", "DCN^p (authors)", "dcn", True, in_paper=False, paper_method="dcn-p"),
     # the authors' own TensorFlow 1 code, run by benchmarks/authors_code.py from a clone of it
     *(_authors_code(paper_id) for paper_id in ("km", "ae-km", "dcn-np", "dcn-p", "dkm-a", "dkm-p")),
-)})
+)}
+
+#: Every method, by id: the paper's eight in the order of its tables, then the others, then
+#: those added by :func:`register`.
+METHODS: Mapping[str, Method] = MappingProxyType(_METHODS)
 
 #: The paper's eight protocol methods, in the order of its tables.
 PAPER_METHODS: tuple[str, ...] = tuple(m.id for m in METHODS.values() if m.in_paper)
@@ -250,6 +254,32 @@ def ids() -> tuple[str, ...]:
 def available_methods() -> tuple[str, ...]:
     """Ids of the methods the package trains (every entry without a :attr:`Method.runner`)."""
     return tuple(m.id for m in METHODS.values() if m.runner is None)
+
+
+def register(method: Method) -> Method:
+    """Add a method declared outside the package, so that the protocol can run it.
+
+    Its module declares its configuration and its fit function (or its estimator) as for
+    the package's own methods; for example, a Gaussian mixture on the pretrained embedding::
+
+        register(Method("ae-gmm", "AE-GMM", "gmm", True, group=None, tradeoff=None,
+                        in_paper=False, config="my_module:GMM_CONFIG", embedding=True,
+                        kmeans_on_embedding=False, fit="my_module:fit_gmm"))
+
+    Returns
+    -------
+    Method
+        ``method``, now in :data:`METHODS`.
+
+    Raises
+    ------
+    ValueError
+        If a method of the same id is there already.
+    """
+    if method.id in _METHODS:
+        raise ValueError(f"a method {method.id!r} is registered already")
+    _METHODS[method.id] = method
+    return method
 
 
 def get(method: str) -> Method:

@@ -109,7 +109,6 @@ except ImportError:  # Windows: appends are not locked against each other.
 
 __all__ = [
     "SCHEMA_VERSION",
-    "METHODS",
     "SPLITS",
     "METRICS",
     "DISTANCES",
@@ -131,8 +130,6 @@ __all__ = [
 
 #: Version of the record layout documented above.
 SCHEMA_VERSION = 1
-#: Method ids a record may carry (:data:`dkm.protocol.registry.METHODS`).
-METHODS = registry.ids()
 #: Splits of ``metrics`` and ``kmeans_on_embedding``.
 SPLITS = ("validation", "test")
 #: Metric names inside a split.
@@ -341,8 +338,9 @@ def validate_record(record: Mapping[str, Any]) -> None:
         )
     if not record["dataset"]:
         raise ValueError("record['dataset'] is empty")
-    if record["method"] not in METHODS:
-        raise ValueError(f"record['method'] is {record['method']!r}; expected one of {METHODS}")
+    if record["method"] not in registry.METHODS:
+        raise ValueError(f"record['method'] is {record['method']!r}; expected one of "
+                         f"{registry.ids()}")
     _check_params(record["params"], record["method"])
     expected = config_hash(record["dataset"], record["method"], record["seed"], record["params"])
     if record["config_hash"] != expected:
