@@ -63,15 +63,13 @@ The book, ``dkm.book``:
 
 ``dkm.book.stats``           summaries, the paper's significance marks, comparisons with the paper.
 ``dkm.book.tables``          the tables of the paper and its supplement, rebuilt from records
-                             (:func:`dkm.book.tables.build`, :func:`dkm.book.tables.render`), one
-                             private module per job, all re-exported by ``dkm.book.tables``:
-``dkm.book.tables._spec``    ``TableSpec`` and ``TABLES``: each table's rows, columns and marks.
-``dkm.book.tables._selection`` which runs a cell uses; the validation-optimal λ or γ.
-``dkm.book.tables._cells``   ``Cell``: a result, trade-off or dataset cell from its runs.
-``dkm.book.tables._build``   a table's cells laid out as a DataFrame (``build``).
-``dkm.book.tables._render``  Markdown, HTML, compact HTML and LaTeX (``render``, ``typeset``).
-``dkm.book.tables._compare`` every result cell against the paper: comparisons, disagreements.
-``dkm.book.tables._line_search`` a line search's choices as a reader's table and sentences.
+                             (:func:`dkm.book.tables.build`, :func:`dkm.book.tables.render`), in
+                             three modules, all re-exported by ``dkm.book.tables``:
+``dkm.book.tables.spec``     ``TableSpec`` and ``TABLES``: each table's rows, columns and marks.
+``dkm.book.tables.cells``    record -> frame -> selection -> cell -> table (``build``); every
+                             result cell against the paper.
+``dkm.book.tables.render``   Markdown, HTML, compact HTML and LaTeX (``render``, ``typeset``); a
+                             line search's choices as a reader's table and sentences.
 ``dkm.book.analysis``        questions asked of the records, one private module per job, all
                              re-exported by ``dkm.book.analysis``:
 ``dkm.book.analysis._paired`` a model's scores by seed; the same-seed difference of two models.
@@ -88,9 +86,11 @@ The book, ``dkm.book``:
 ``dkm.book.ablations._studies`` the studies and their variants, run and read; whose a record is.
 ``dkm.book.ablations._compare`` a variant against the protocol's runs and the paper; its wording.
 ``dkm.book.ablations._tradeoff`` the scores against λ at full scale; where they collapse.
-``dkm.book.ablations._temperature`` what α does: its effects, an assignment's hardness, α rescaled.
+``dkm.book.ablations._temperature`` what α does: its effects, an assignment's hardness, α
+                             rescaled.
 ``dkm.book.ablations._walk`` from DCN^p to DKM^p one switch at a time.
-``dkm.book.ablations._shrinking`` the embedding's norm through a snapshot's pretraining and training.
+``dkm.book.ablations._shrinking`` the embedding's norm through a snapshot's pretraining and
+                             training.
 ``dkm.book.snapshots``       a full-scale run's embeddings, saved for the paper's figures.
 ``dkm.book.embeddings``      an embedding's size, spread and separation of the true classes.
 

@@ -21,6 +21,15 @@ name           the paper's table
 :func:`line_search_table` and :func:`line_search_verdicts` write a line
 search's choices (:func:`dkm.book.analysis.search_summary`) for a reader.
 
+From a record to a cell
+-----------------------
+One path, in :mod:`dkm.book.tables.cells`: records (:mod:`dkm.protocol.results`) become a
+flat frame, one row per run (:func:`~dkm.book.tables.cells.records_frame`); a cell's
+selection takes its method, dataset and distance and, of a line search, the validation-optimal
+trade-off (:func:`~dkm.book.tables.cells.selected_runs`, :func:`selected_tradeoff`); a
+:class:`Cell` summarizes the selected runs; :func:`build` lays the cells out as the spec of
+:mod:`dkm.book.tables.spec` says, and :mod:`dkm.book.tables.render` writes the table.
+
 The DataFrame
 -------------
 Rows are indexed by ``(group heading, row label)`` (heading ``""`` when the
@@ -67,19 +76,29 @@ marks), the paper's and the verdict of :func:`dkm.book.stats.compare_with_paper`
 """
 from __future__ import annotations
 
-# One private module per job (dkm/__init__.py maps them); every public name is
-# re-exported here, the one place to import it from.
-from dkm.book.tables._build import build
-from dkm.book.tables._cells import PAPER_RUNS, Cell
-from dkm.book.tables._compare import RESULT_TABLES, comparisons, disagreements
-from dkm.book.tables._line_search import line_search_table, line_search_verdicts
-from dkm.book.tables._render import FORMATS, VERDICT_MARKS, power_of_ten, render, typeset
-from dkm.book.tables._selection import (
+# Three modules along the path: spec (what a table holds), cells (record -> frame ->
+# selection -> cell -> table), render (for a reader); every public name is re-exported here.
+from dkm.book.tables.cells import (
+    PAPER_RUNS,
+    RESULT_TABLES,
     SELECTED_TRADEOFF_COLUMNS,
+    Cell,
+    build,
+    comparisons,
+    disagreements,
     selected_tradeoff,
     selected_tradeoffs,
 )
-from dkm.book.tables._spec import TABLES, Mark, RowGroup, TableSpec
+from dkm.book.tables.render import (
+    FORMATS,
+    VERDICT_MARKS,
+    line_search_table,
+    line_search_verdicts,
+    power_of_ten,
+    render,
+    typeset,
+)
+from dkm.book.tables.spec import TABLES, Mark, RowGroup, TableSpec
 
 __all__ = [
     "PAPER_RUNS",

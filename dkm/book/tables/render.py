@@ -1,7 +1,11 @@
-"""Rendering a built table as Markdown, HTML (plain or compact) or LaTeX, and :func:`typeset`."""
+"""Writing tables for a reader: a built table as Markdown, HTML (plain or compact) or LaTeX,
+:func:`typeset` for the paper's labels, and a line search's choices as a table and sentences
+(:func:`dkm.book.analysis.search_summary`).
+"""
 from __future__ import annotations
 
 import html
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -9,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from dkm.book.tables._build import build
-from dkm.book.tables._cells import Cell, _figure
+from dkm.book.tables.cells import Cell, build, figure
+from dkm.protocol import paper
 
 
 @dataclass(frozen=True)
@@ -158,7 +162,7 @@ def _compact_cell(value: Any, fmt: _Format) -> str:
     if not isinstance(value, Cell) or value.comparison is None:
         return _cell_text(value, fmt)
     comparison = value.comparison
-    text = fmt.escape(_figure(comparison.mean, comparison.std))
+    text = fmt.escape(figure(comparison.mean, comparison.std))
     if value.underline:
         text = fmt.styles["underline"](text)
     if value.bold:
@@ -166,7 +170,7 @@ def _compact_cell(value: Any, fmt: _Format) -> str:
     mark = VERDICT_MARKS[comparison.verdict]
     if mark:
         text += f' <span class="verdict-{comparison.verdict}">{mark}</span>'
-    paper_figure = _figure(comparison.paper_mean, comparison.paper_std)
+    paper_figure = figure(comparison.paper_mean, comparison.paper_std)
     return (f'{text} <small>n={comparison.n}</small><br><small style="color:#666">paper '
             f"{fmt.escape(paper_figure)}</small>")
 
@@ -339,3 +343,64 @@ def render(table: pd.DataFrame | str, fmt: str = "markdown", **build_options: An
             "render expects rows indexed by (group, label), as built by dkm.book.tables.build"
         )
     return _WRITERS[fmt](table, _FORMATS[fmt])
+
+
+def _mean_std(mean: float, std: float) -> str:
+    return f"{mean:.1f}" + ("" if math.isnan(std) else f" ± {std:.1f}")
+
+
+def line_search_table(summary: pd.DataFrame, reference: str) -> pd.DataFrame:
+    """The summary of a line search as display text (HTML), one row per method (its label).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`dkm.book.analysis.search_summary`.
+    reference : str
+        The paper's dataset whose published values the summary compares with.
+    """
+    place = paper.dataset_label(reference)
+    rows = []
+    for method, row in summary.iterrows():
+        rows.append({
+            "method": typeset(paper.METHOD_LABELS[method]),
+            "chosen (validation)": f"{row.chosen:g}",
+            f"paper ({place})": "none" if math.isnan(row.paper) else f"{row.paper:g}",
+            "values × runs": f"{row['values']} × {row.runs}",
+            "validation ACC at chosen": f"{row.val_chosen:.1f}",
+            "test ACC at chosen": _mean_std(row.test_chosen, row.std_chosen),
+            "test ACC at paper's": "—" if math.isnan(row.paper) else
+            "not run" if math.isnan(row.test_paper) else _mean_std(row.test_paper, row.std_paper),
+            "best test ACC (at)": f"{row.test_best:.1f} ({row.best:g})",
+        })
+    return pd.DataFrame(rows).set_index("method")
+
+
+def line_search_verdicts(summary: pd.DataFrame, reference: str) -> str:
+    """One Markdown bullet per method (labels in HTML): its value against the paper's, in decades.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`dkm.book.analysis.search_summary`.
+    reference : str
+        The paper's dataset whose published values the summary compares with.
+    """
+    place = paper.dataset_label(reference)
+    lines = []
+    for method, row in summary.iterrows():
+        label, symbol = typeset(paper.METHOD_LABELS[method]), paper.TRADEOFF_SYMBOLS[row.tradeoff_name]
+        if math.isnan(row.paper):
+            lines.append(f"* {label}: {symbol} = {row.chosen:g}; the paper gives no value.")
+        elif row.chosen == row.paper:
+            lines.append(f"* {label}: {symbol} = {row.chosen:g}, the paper's value on {place}.")
+        else:
+            decades = round(math.log10(row.chosen / row.paper))
+            at_paper = (f"against {row.test_paper:.1f} % at the paper's"
+                        if not math.isnan(row.test_paper) else "the paper's value not run yet")
+            lines.append(
+                f"* {label}: {symbol} = {row.chosen:g}, {abs(decades)} decade"
+                f"{'s' if abs(decades) > 1 else ''} {'above' if decades > 0 else 'below'} the "
+                f"paper's {row.paper:g} on {place}; test ACC {row.test_chosen:.1f} % at the "
+                f"chosen value, {at_paper}.")
+    return "\n".join(lines)

@@ -197,4 +197,4 @@ TABLES: dict[str, TableSpec] = {
     ),
 }
 
-_STATISTIC_LABELS = {"samples": "#Samples", "classes": "#Classes", "dimensions": "Dimensions"}
+STATISTIC_LABELS = {"samples": "#Samples", "classes": "#Classes", "dimensions": "Dimensions"}
