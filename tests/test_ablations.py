@@ -1,4 +1,5 @@
-"""dkm.book.ablations: the studies, switches of a run against the protocol, and paired comparisons."""
+"""dkm.book.ablations: the studies, switches of a run against the protocol, and paired
+comparisons."""
 from __future__ import annotations
 
 import copy

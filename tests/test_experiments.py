@@ -335,7 +335,8 @@ def test_fit_methods_rejects_unknown_methods_and_misplaced_tradeoffs(digits):
 
 @pytest.fixture
 def trained_results(monkeypatch):
-    """The MethodResult of every :meth:`dkm.protocol.registry.Method.train` call made while it is active."""
+    """The MethodResult of every :meth:`dkm.protocol.registry.Method.train` call made while it is
+    active."""
     from dkm.protocol import registry
 
     results = []

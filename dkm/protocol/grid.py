@@ -43,10 +43,9 @@ def run_grid(
     that was interrupted continues where it stopped; each finished batch of
     seeds is appended at once, so nothing finished is lost. A run that was
     interrupted itself resumes from its last checkpoint
-    (:func:`dkm.protocol.experiments.run_seeds`),
-    kept in ``checkpoint_dir``, by default ``.checkpoints/`` beside the store;
-    the shared pretraining is cached in ``cache_dir``, by default
-    ``.pretraining-cache/`` there.
+    (:func:`dkm.protocol.experiments.run_seeds`), kept in ``checkpoint_dir``, by
+    default ``.checkpoints/`` beside the store; the shared pretraining is cached
+    in ``cache_dir``, by default ``.pretraining-cache/`` there.
 
     ``seeds_per_batch`` seeds train together as one computation (stacked
     replicas on a GPU, replica after replica on a CPU:
@@ -56,8 +55,8 @@ def run_grid(
     The results do not depend on it.
 
     With a Dask ``client`` (:class:`distributed.Client`) the grid's pieces
-    (:class:`dkm.protocol.experiments.Piece`) run as tasks on its cluster and this process alone writes
-    their records as they come back (:func:`dkm.protocol.cluster.run_pieces`).
+    (:class:`dkm.protocol.experiments.Piece`) run as tasks on its cluster and this process
+    alone writes their records as they come back (:func:`dkm.protocol.cluster.run_pieces`).
 
     Returns
     -------

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dkm.book.ablations._studies import STUDY_SEEDS, _read, _score, describe, load_study, study, switches
+from dkm.book.ablations._studies import (STUDY_SEEDS, _read, _score, describe, load_study, study,
+                                         switches)
 from dkm.protocol import registry
 from dkm.protocol.results import store_path
 

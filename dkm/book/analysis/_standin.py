@@ -131,7 +131,8 @@ def _score_frame(rows: Iterable[Mapping[str, Any]], kind: str, metric: str) -> p
 
 def _paired_by_replica(runs: pd.DataFrame,
                        against: pd.DataFrame) -> tuple[float, float, float, int]:
-    """:func:`~dkm.book.analysis.paired_difference` of two sets of runs' scores, replica by replica."""
+    """:func:`~dkm.book.analysis.paired_difference` of two sets of runs' scores, replica by
+    replica."""
     from dkm.book.analysis._paired import paired_difference
 
     return paired_difference(runs.set_index("replica").score, against.set_index("replica").score)
