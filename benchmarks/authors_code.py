@@ -313,9 +313,10 @@ def make_record(dataset: Any, method: str, seed: int, labels: np.ndarray, params
     commit : str
         Their repository's commit (:func:`authors_commit`).
     """
-    from dkm.experiments import SPLIT_SEED, provenance
+    from dkm.protocol.experiments import SPLIT_SEED
+    from dkm.protocol.provenance import provenance
     from dkm.metrics import evaluate
-    from dkm.results import new_record
+    from dkm.protocol.results import new_record
     from dkm.splits import validation_test_split
 
     if labels.shape != (dataset.n_samples,):
@@ -330,7 +331,7 @@ def make_record(dataset: Any, method: str, seed: int, labels: np.ndarray, params
 
 def run_params(method: str, dataset: Any, tradeoff: float | None, scale: float) -> dict[str, Any]:
     """What decides a run: their script and arguments, λ, the scale and the data."""
-    from dkm.experiments import data_fingerprint
+    from dkm.protocol.experiments import data_fingerprint
 
     params: dict[str, Any] = {
         "script": METHODS[method].script,
@@ -353,8 +354,8 @@ def run(repo: Path, dataset_name: str, methods: Sequence[str], seeds: Sequence[i
         The records written by this call, in order.
     """
     from dkm.data import load
-    from dkm.experiments import default_tradeoff
-    from dkm.results import ResultsStore, config_hash, store_path
+    from dkm.protocol.experiments import default_tradeoff
+    from dkm.protocol.results import ResultsStore, config_hash, store_path
 
     commit = authors_commit(repo)
     dataset = load(dataset_name, data_home)
@@ -408,7 +409,7 @@ def _child(job: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from dkm.paper import PAPER_SEEDS
+    from dkm.protocol.paper import PAPER_SEEDS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--authors-repo", type=Path, required=True,

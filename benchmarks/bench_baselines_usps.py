@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 
-from dkm import registry
 from dkm.data import load
 from dkm.methods.common import LoopConfig, kmeans_on_embedding
 from dkm.methods.dcn import fit_dcn
@@ -27,6 +26,7 @@ from dkm.methods.idec import fit_idec
 from dkm.methods.km import AEKM_CONFIG, fit_aekm
 from dkm.methods.pretraining import load_or_pretrain
 from dkm.metrics import evaluate
+from dkm.protocol import registry
 from dkm.training import enable_determinism
 
 REPO = Path(__file__).resolve().parents[1]

@@ -36,11 +36,11 @@ import tensorflow as tf
 from dkm.autoencoder import Architecture, Autoencoder
 from dkm.cli import PAPER_METHODS
 from dkm.data import PAPER_STATISTICS
-from dkm import registry
-from dkm.experiments import idec_update_interval
 from dkm.methods.dcn import DCNObjective, random_assignments
 from dkm.methods.dkm import DKMObjective, uniform_representatives
 from dkm.methods.idec import IDECObjective
+from dkm.protocol import registry
+from dkm.protocol.experiments import idec_update_interval
 from dkm.training import LAYOUTS, Adam, BatchSampler, Reconstruction, Trainer, default_layout
 
 BATCH = 256

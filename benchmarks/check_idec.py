@@ -1,7 +1,7 @@
 """IDEC under other settings than the protocol's, to test explanations. One JSON line per run.
 
 Trains an IDEC variant on a dataset with the protocol's configuration
-(:func:`dkm.experiments.configure`: the paper's γ and epochs, IDEC's update
+(:func:`dkm.protocol.experiments.configure`: the paper's γ and epochs, IDEC's update
 interval), changed by each ``--config`` in turn, and prints the epochs trained,
 ACC/NMI/ARI on the protocol's test part (the records' ``metrics["test"]``),
 the same for k-means on the final embedding (the records'
@@ -47,13 +47,13 @@ from pathlib import Path
 
 import numpy as np
 
-from dkm import registry
 from dkm.data import load
-from dkm.experiments import SPLIT_SEED, configure
 from dkm.methods.common import LoopConfig, kmeans_on_embedding
 from dkm.methods.idec import fit_idec
 from dkm.methods.pretraining import load_or_pretrain
 from dkm.metrics import evaluate
+from dkm.protocol import registry
+from dkm.protocol.experiments import SPLIT_SEED, configure
 from dkm.splits import validation_test_split
 from dkm.training import enable_determinism
 

@@ -41,8 +41,8 @@ SETTINGS = {
 _ONE_EPOCH = """
 import json, sys, tempfile
 from pathlib import Path
-from dkm.experiments import provenance
-from dkm.snapshots import save_snapshot
+from dkm.book.snapshots import save_snapshot
+from dkm.protocol.provenance import provenance
 dataset, seed, epochs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 with tempfile.TemporaryDirectory() as folder:
     snapshot = save_snapshot(dataset, ["ae-km"], seed, Path(folder) / "probe.npz", n_points=10,
@@ -68,7 +68,7 @@ def main() -> None:
                         help="a checkout of another commit: one more run uses its code")
     args = parser.parse_args()
 
-    from dkm.snapshots import load_snapshot
+    from dkm.book.snapshots import load_snapshot
 
     snapshot = load_snapshot(args.snapshot)
     meta = snapshot.meta

@@ -4,11 +4,11 @@ Chapter 8 trains AE-KM, DCN^p, DKM^a and DKM^p on a small dataset with one
 seed, as the book builds, and reads the embeddings: the silhouette of the true
 classes in each, and how far DCN^p and DKM^p shrink the pretrained embedding.
 This script trains the same four models with the chapter's settings
-(:func:`dkm.experiments.fit_methods`, the chapter's defaults unless given) for
+(:func:`dkm.protocol.experiments.fit_methods`, the chapter's defaults unless given) for
 each seed and prints one JSON line per seed: the settings, then for each model
 its ACC and NMI on all the points, the silhouette of the true classes in its
 embedding, the clusters it uses, and the mean norm and spread of its embedding
-(:func:`dkm.embeddings.embedding_geometry`) at the end of its training and at
+(:func:`dkm.book.embeddings.embedding_geometry`) at the end of its training and at
 its start: the pretrained network's embedding (AE-KM's) for a pretrained model,
 the freshly initialised network's for DKM^a; and, for each trained model, the
 smallest mean norm of an epoch and the last epoch's clustering term (and the
@@ -29,13 +29,14 @@ import json
 import numpy as np
 import tensorflow as tf
 
-from dkm import paper, registry
 from dkm.autoencoder import Autoencoder
+from dkm.book.embeddings import embedding_geometry
 from dkm.data import load
-from dkm.embeddings import embedding_geometry
-from dkm.experiments import fit_methods, provenance
 from dkm.methods.common import LoopConfig
 from dkm.metrics import evaluate
+from dkm.protocol import paper, registry
+from dkm.protocol.experiments import fit_methods
+from dkm.protocol.provenance import provenance
 from dkm.training import embed
 
 #: The models of the chapter, and its defaults (notebooks/08_representations.md, parameters).

@@ -1,7 +1,7 @@
 """A run killed mid-training and started again: does it write the record of a run never killed?
 
 Trains one method for one seed at the paper's epochs three times, each in a
-process of its own, with :func:`dkm.experiments.run_grid` (as ``python -m dkm
+process of its own, with :func:`dkm.protocol.grid.run_grid` (as ``python -m dkm
 run`` does): once to the end; once killed (SIGKILL, as a lost machine or an
 out-of-memory kill would) as soon as the method's own training phase has saved
 a checkpoint; and once more on the killed run's folder, which resumes from
@@ -47,7 +47,7 @@ def train(store: Path, args: argparse.Namespace) -> subprocess.Popen:
 
 def child(args: argparse.Namespace) -> None:
     from dkm.checkpoints import PhaseCheckpoint
-    from dkm.experiments import run_grid
+    from dkm.protocol.grid import run_grid
 
     # every `--every` seconds instead of every five minutes
     PhaseCheckpoint.due = lambda self: time.monotonic() - self._last_save >= args.every
@@ -63,8 +63,8 @@ def only_record(store: Path) -> dict:
 
 
 def check(args: argparse.Namespace) -> dict:
-    from dkm import registry
-    from dkm.experiments import provenance
+    from dkm.protocol import registry
+    from dkm.protocol.provenance import provenance
 
     phase = PHASES[registry.get(args.method).family]
     with tempfile.TemporaryDirectory() as folder:
@@ -110,7 +110,7 @@ def main() -> None:
                         help="seconds between two checkpoints of a phase (default 20)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    from dkm import registry
+    from dkm.protocol import registry
 
     if registry.get(args.method).family not in PHASES:
         parser.error(f"{args.method} trains no phase of its own to interrupt; choose one of "

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from dkm import paper
 from dkm.data import load
-from dkm.experiments import SPLIT_SEED
 from dkm.metrics import evaluate
+from dkm.protocol import paper
+from dkm.protocol.experiments import SPLIT_SEED
 from dkm.splits import validation_test_split
 
 

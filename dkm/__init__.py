@@ -1,6 +1,17 @@
 """Deep k-Means (Moradi Fard, Thonet and Gaussier, 2018) in TensorFlow 2.
 
-The package is split into small modules with one job each. Data:
+The package has three layers, each importing only the ones below it (an import-linter
+contract in ``pyproject.toml``, checked by the tests):
+
+1. the core, ``dkm`` itself: what a reader of the paper needs, the models, their training,
+   the data and the metrics;
+2. ``dkm.protocol``: the paper's protocol, the method registry, runs, records and grids;
+3. ``dkm.book``: what the book is built from: statistics, tables, claims, ablations,
+   snapshots and figures;
+
+and on top of them the command line, ``dkm.cli``. Each module has one job.
+
+The core. Data:
 
 ``dkm.data``                 the paper's datasets and the user's own files (:func:`dkm.data.load`),
                              one private module per job or source, all re-exported by ``dkm.data``:
@@ -14,68 +25,79 @@ The package is split into small modules with one job each. Data:
 ``dkm.data._files``          the user's ``.npz``, ``.npy``, ``.csv`` and svmlight files.
 ``dkm.splits``               the validation / test split of the protocol.
 
-Models and their training:
+Models, their training and their evaluation:
 
-``dkm.registry``             every method described once: label, family, pretraining, trade-off,
-                             default configuration and what trains it (its estimator).
 ``dkm.annealing``            the inverse-temperature schedules of the paper.
 ``dkm.autoencoder``          the ``d-500-500-2000-K`` autoencoder.
 ``dkm.losses``               distances, the stable soft assignment and the DKM loss.
 ``dkm.training``             the one minibatch training loop every method shares.
 ``dkm.checkpoints``          a training phase's state at an epoch's end: interrupted runs resume.
 ``dkm.methods``              the methods of the paper, one module each:
+``dkm.methods.config``       how a configuration is recorded (no TensorFlow needed).
 ``dkm.methods.common``       what every method shares: its loop settings and its result.
 ``dkm.methods.pretraining``  the autoencoder pretraining the pretrained methods share.
 ``dkm.methods.km``           the two non-deep baselines, KM and AE-KM.
-``dkm.methods.dkm``          Deep k-Means: DKM^a, DKM^p and DKM^pa.
-``dkm.methods.dcn``          DCN^p and DCN^np, with the switches of the DKM authors' variant.
-``dkm.methods.idec``         IDEC^p and IDEC^np.
-``dkm.estimator``            ``DeepKMeans``, ``DCN`` and ``IDEC``: the scikit-learn estimators,
+``dkm.methods.estimator``    the scikit-learn estimator every deep method's estimator extends,
                              through which the protocol trains the deep methods.
-
-Evaluation, the protocol and its results:
-
+``dkm.methods.dkm``          Deep k-Means: DKM^a, DKM^p and DKM^pa, and ``DeepKMeans``.
+``dkm.methods.dcn``          DCN^p and DCN^np, with the switches of the DKM authors' variant,
+                             and ``DCN``.
+``dkm.methods.idec``         IDEC^p and IDEC^np, and ``IDEC``.
 ``dkm.metrics``              ACC, NMI and ARI (no TensorFlow needed).
-``dkm.experiments``          the paper's protocol: seeded runs, records, a resumable grid.
-``dkm.cluster``              a grid's pieces on a Dask cluster, with one writer (optional).
-``dkm.results``              run records and the JSON Lines store that keeps them.
-``dkm.stats``                summaries, the paper's significance marks, comparisons with the paper.
-``dkm.tables``               the tables of the paper and its supplement, rebuilt from records
-                             (:func:`dkm.tables.build`, :func:`dkm.tables.render`), one private
-                             module per job, all re-exported by ``dkm.tables``:
-``dkm.tables._spec``         ``TableSpec`` and ``TABLES``: each table's rows, columns and marks.
-``dkm.tables._selection``    which runs a cell uses; the validation-optimal λ or γ.
-``dkm.tables._cells``        ``Cell``: a result, trade-off or dataset cell from its runs.
-``dkm.tables._build``        a table's cells laid out as a DataFrame (``build``).
-``dkm.tables._render``       Markdown, HTML, compact HTML and LaTeX (``render``, ``typeset``).
-``dkm.tables._compare``      every result cell against the paper: comparisons, disagreements.
-``dkm.tables._line_search``  a line search's choices as a reader's table and sentences.
-``dkm.analysis``             questions asked of the records, one private module per job, all
-                             re-exported by ``dkm.analysis``:
-``dkm.analysis._paired``     a model's scores by seed; the same-seed difference of two models.
-``dkm.analysis._claims``     the paper's claims tested on the records: verdicts and their tables.
-``dkm.analysis._line_search`` a line search's runs, curves and choices; the paper's optimal λ or γ.
-``dkm.analysis._coverage``   how many seeds each dataset and method has run.
-``dkm.analysis._variants``   a data variant's runs under its paper dataset, and its effect.
-``dkm.analysis._checks``     the runs of the benchmarks' check scripts and their gaps.
-``dkm.analysis._standin``    the GPU stand-in's output as tables: throughput, runs, precision, α.
-``dkm.figures``              figures drawn from records (the λ line search's curves).
-``dkm.ablations``            the ablation studies, a run's switches and their effect against the
-                             protocol's runs, one private module per job, all re-exported by
-                             ``dkm.ablations``:
-``dkm.ablations._studies``   the studies and their variants, run and read; whose a record is.
-``dkm.ablations._compare``   a variant against the protocol's runs and the paper; its wording.
-``dkm.ablations._tradeoff``  the scores against λ at full scale; where they collapse.
-``dkm.ablations._temperature`` what α does: its effects, an assignment's hardness, α rescaled.
-``dkm.ablations._walk``      from DCN^p to DKM^p one switch at a time.
-``dkm.ablations._shrinking`` the embedding's norm through a snapshot's pretraining and training.
-``dkm.snapshots``            a full-scale run's embeddings, saved for the paper's figures.
-``dkm.embeddings``           an embedding's size, spread and separation of the true classes.
-``dkm.paper``                what the paper reports: its figures, seeds, trade-offs and datasets.
 ``dkm._atomic``              whole-file writes (downloads, pretraining cache, checkpoints,
                              snapshots) through a temporary file and one rename.
-``dkm.cli``                  ``python -m dkm run ...``, ``ablate ...`` and ``report ...``
-                             (``dkm.__main__``).
+
+The protocol, ``dkm.protocol``:
+
+``dkm.protocol.registry``    every method described once: label, family, pretraining, trade-off,
+                             default configuration and what trains it (its estimator).
+``dkm.protocol.paper``       the paper's transcription: its seeds, validation-optimal λ and γ,
+                             labels, datasets and reported figures.
+``dkm.protocol.experiments`` a run: seeded runs of a method, one record each; a grid's pieces.
+``dkm.protocol.grid``        a resumable grid into a results store, here or on a cluster.
+``dkm.protocol.cluster``     a grid's pieces on a Dask cluster, with one writer (optional).
+``dkm.protocol.results``     run records and the JSON Lines store that keeps them.
+``dkm.protocol.provenance``  what decides a run's numbers (code, libraries, CPU), recorded.
+
+The book, ``dkm.book``:
+
+``dkm.book.stats``           summaries, the paper's significance marks, comparisons with the paper.
+``dkm.book.tables``          the tables of the paper and its supplement, rebuilt from records
+                             (:func:`dkm.book.tables.build`, :func:`dkm.book.tables.render`), in
+                             three modules, all re-exported by ``dkm.book.tables``:
+``dkm.book.tables.spec``     ``TableSpec`` and ``TABLES``: each table's rows, columns and marks.
+``dkm.book.tables.cells``    record -> frame -> selection -> cell -> table (``build``); every
+                             result cell against the paper.
+``dkm.book.tables.render``   Markdown, HTML, compact HTML and LaTeX (``render``, ``typeset``); a
+                             line search's choices as a reader's table and sentences.
+``dkm.book.analysis``        questions asked of the records, one private module per job, all
+                             re-exported by ``dkm.book.analysis``:
+``dkm.book.analysis._paired`` a model's scores by seed; the same-seed difference of two models.
+``dkm.book.analysis._claims`` the paper's claims tested on the records: verdicts and their tables.
+``dkm.book.analysis._line_search`` a line search's runs, curves and choices; the paper's λ or γ.
+``dkm.book.analysis._coverage`` how many seeds each dataset and method has run.
+``dkm.book.analysis._variants`` a data variant's runs under its paper dataset, and its effect.
+``dkm.book.analysis._checks`` the runs of the benchmarks' check scripts and their gaps.
+``dkm.book.analysis._standin`` the GPU stand-in's output as tables: throughput, runs, precision, α.
+``dkm.book.figures``         figures drawn from records (the λ line search's curves).
+``dkm.book.ablations``       the ablation studies, a run's switches and their effect against the
+                             protocol's runs, one private module per job, all re-exported by
+                             ``dkm.book.ablations``:
+``dkm.book.ablations._studies`` the studies and their variants, run and read; whose a record is.
+``dkm.book.ablations._compare`` a variant against the protocol's runs and the paper; its wording.
+``dkm.book.ablations._tradeoff`` the scores against λ at full scale; where they collapse.
+``dkm.book.ablations._temperature`` what α does: its effects, an assignment's hardness, α
+                             rescaled.
+``dkm.book.ablations._walk`` from DCN^p to DKM^p one switch at a time.
+``dkm.book.ablations._shrinking`` the embedding's norm through a snapshot's pretraining and
+                             training.
+``dkm.book.snapshots``       a full-scale run's embeddings, saved for the paper's figures.
+``dkm.book.embeddings``      an embedding's size, spread and separation of the true classes.
+
+The command line:
+
+``dkm.cli``                  ``python -m dkm run ...``, ``ablate ...``, ``snapshot ...``,
+                             ``report ...`` and ``pending ...`` (``dkm.__main__``).
 
 TensorFlow is imported only by the modules that train networks, so that
 ``import dkm`` and the metrics and data modules stay fast.
@@ -93,9 +115,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 __version__ = "0.1.0"
 
 _LAZY_ATTRIBUTES = {
-    "DeepKMeans": "dkm.estimator",
-    "DCN": "dkm.estimator",
-    "IDEC": "dkm.estimator",
+    "DeepKMeans": "dkm.methods.dkm",
+    "DCN": "dkm.methods.dcn",
+    "IDEC": "dkm.methods.idec",
 }
 
 __all__ = ["__version__", *_LAZY_ATTRIBUTES]

@@ -7,7 +7,7 @@ number of epochs. The paper uses two:
   each (200 epochs), without pretraining;
 * DKM^p, :func:`constant`: alpha = 1000 for 100 epochs after pretraining.
 
-:func:`custom` wraps any user-given sequence, and :meth:`Schedule.scale`
+:class:`Schedule` holds any user-given sequence, and :meth:`Schedule.scale`
 shortens a schedule for quick runs. :func:`critical_alpha` gives, for an
 embedding, the α below which the clustering term keeps every representative
 merged at the embedding's mean.
@@ -21,7 +21,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-__all__ = ["Schedule", "paper_annealing", "constant", "custom", "critical_alpha"]
+__all__ = ["Schedule", "paper_annealing", "constant", "critical_alpha"]
 
 
 def _check_epochs(value: int, name: str) -> int:
@@ -223,32 +223,6 @@ def constant(alpha: float = 1000.0, epochs: int = 100) -> Schedule:
         integer.
     """
     return Schedule((_check_alpha(alpha, "alpha"),), _check_epochs(epochs, "epochs"))
-
-
-def custom(alphas: Iterable[float], epochs_per_alpha: int = 1) -> Schedule:
-    """A schedule from a user-given sequence of alpha values.
-
-    The values are used in the given order; they need not increase.
-
-    Parameters
-    ----------
-    alphas : iterable of float
-        The alpha values; finite, >= 0, at least one.
-    epochs_per_alpha : int, default=1
-        Epochs trained at each value; a positive integer.
-
-    Returns
-    -------
-    Schedule
-        ``len(alphas) * epochs_per_alpha`` epochs in all.
-
-    Raises
-    ------
-    ValueError
-        If ``alphas`` is empty or holds a value that is not a finite number
-        >= 0, or if ``epochs_per_alpha`` is not a positive integer.
-    """
-    return Schedule(alphas, epochs_per_alpha)
 
 
 def critical_alpha(embedding: np.ndarray) -> float:

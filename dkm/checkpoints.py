@@ -13,10 +13,10 @@ was never interrupted.
 
 :class:`RunCheckpoints` names the files of one run (one configuration and its
 seeds, :func:`run_key`) in a folder, one per phase, and lists the phases that
-resumed. :func:`dkm.experiments.run_grid` keeps them in ``.checkpoints/``
-beside the results store, and :func:`dkm.experiments.run_seeds` removes a
-run's files once it has made its records; :func:`dkm.experiments.fit_methods`
-(so :func:`dkm.snapshots.save_snapshot`) removes them once every method is
+resumed. :func:`dkm.protocol.grid.run_grid` keeps them in ``.checkpoints/``
+beside the results store, and :func:`dkm.protocol.experiments.run_seeds` removes a
+run's files once it has made its records; :func:`dkm.protocol.experiments.fit_methods`
+(so :func:`dkm.book.snapshots.save_snapshot`) removes them once every method is
 trained, and an estimator's ``fit`` (its ``checkpoint_dir``) once it has
 finished.
 
@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,7 @@ import numpy as np
 
 from dkm._atomic import atomic_write
 
-__all__ = ["PhaseState", "PhaseCheckpoint", "RunCheckpoints", "run_key"]
+__all__ = ["PhaseState", "PhaseCheckpoint", "RunCheckpoints", "run_key", "code_version"]
 
 #: Seconds between two checkpoints of a phase, by default.
 DEFAULT_EVERY_S = 300.0
@@ -147,10 +148,30 @@ class PhaseCheckpoint:
                              "train the phase from its start") from error
 
 
+def code_version(package: Path = Path(__file__).resolve().parent) -> str:
+    """The code that trains: HEAD of the checkout holding ``package`` (``dkm`` by default), with
+    ``-dirty`` when the package's own tracked files differ from it; ``"unknown"`` outside a
+    checkout.
+
+    Other files (the results a long job appends, the notebooks) do not change what a run
+    computes, so they do not make it dirty. Each checkpoint records it (``written_by``), and
+    so does each record's provenance (:func:`dkm.protocol.provenance.provenance`).
+    """
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(package), *args], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+
+    try:
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".")
+        return git("rev-parse", "HEAD") + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
 def run_key(config_hashes: Sequence[str]) -> str:
     """Name of a run: the SHA-256 of its seeds' configuration hashes, in order.
 
-    A configuration hash (:func:`dkm.results.config_hash`) covers the
+    A configuration hash (:func:`dkm.protocol.results.config_hash`) covers the
     dataset, the method, the seed and every hyperparameter; seeds trained
     together are one run.
     """

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from dkm import paper, registry
+from dkm.protocol import paper, registry
 
 #: The paper's eight methods, in the order of its tables.
 PAPER_METHODS = registry.PAPER_METHODS
@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ablate = commands.add_parser(
         "ablate", help="run an ablation study's variants and append one record per run",
-        description="Run every variant of an ablation study (dkm.ablations.STUDIES) on the "
+        description="Run every variant of an ablation study (dkm.book.ablations.STUDIES) on the "
                     "datasets for every seed and append the records to RESULTS/<study>.jsonl. "
                     "Runs already in the store are skipped, so an interrupted command can "
                     "simply be run again.",
@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train the methods for one seed from one shared pretraining, as the "
                     "protocol does, and keep for a fixed sample of points each method's final "
                     "embedding and clusters, its per-epoch curves and its scores, in "
-                    "SNAPSHOTS/<dataset>-<seed>.npz (dkm.snapshots). With --study, one file "
+                    "SNAPSHOTS/<dataset>-<seed>.npz (dkm.book.snapshots). With --study, one file "
                     "per variant of the study, SNAPSHOTS/<dataset>-<seed>-<method>-<tag>.npz: "
                     "the files the book's figures read. A file that exists is kept, and "
                     "the training saves its state in SNAPSHOTS/.checkpoints/ as it goes, so "
@@ -214,13 +214,13 @@ def _first_seeds(count: int, option: str, advice: str = "") -> list[int]:
 
 def _command_run(args: argparse.Namespace) -> int:
     from dkm.data import load
-    from dkm.experiments import available_methods, run_grid
+    from dkm.protocol.grid import run_grid
 
     methods = args.methods or list(PAPER_METHODS)
-    unknown = [m for m in methods if m not in available_methods()]
+    unknown = [m for m in methods if m not in registry.available_methods()]
     if unknown:
         raise CommandError(f"unknown method {unknown[0]!r}; choose among "
-                           f"{', '.join(available_methods())}")
+                           f"{', '.join(registry.available_methods())}")
     datasets = [load(name, args.data_home, n_clusters=args.n_clusters,
                      label_column=args.label_column)
                 if args.n_clusters or args.label_column else load(name, args.data_home)
@@ -231,7 +231,7 @@ def _command_run(args: argparse.Namespace) -> int:
         raise CommandError(f"--distance applies to the DKM methods only ({deep_kmeans})")
     client = None
     if args.scheduler:
-        from dkm.cluster import connect
+        from dkm.protocol.cluster import connect
 
         client = connect(args.scheduler)
     try:
@@ -252,9 +252,9 @@ def _log(args: argparse.Namespace) -> Callable[[str], None]:
 
 
 def _command_ablate(args: argparse.Namespace) -> int:
-    from dkm.ablations import run_study, study
+    from dkm.book.ablations import run_study, study
     from dkm.data import load
-    from dkm.results import store_path
+    from dkm.protocol.results import store_path
 
     name = study(args.study).name
     datasets = [load(dataset, args.data_home) for dataset in args.dataset]
@@ -266,8 +266,8 @@ def _command_ablate(args: argparse.Namespace) -> int:
 
 
 def _command_snapshot(args: argparse.Namespace) -> int:
+    from dkm.book.snapshots import save_snapshot, snapshot_name
     from dkm.data import load
-    from dkm.snapshots import save_snapshot, snapshot_name
 
     data = load(args.dataset, args.data_home)
     folder = Path(args.snapshots)
@@ -280,7 +280,7 @@ def _command_snapshot(args: argparse.Namespace) -> int:
         # (method list, overrides) of each file to write, by its name
         planned = {name: (args.methods, None)}
     else:
-        from dkm.ablations import study
+        from dkm.book.ablations import study
 
         if args.name:
             raise CommandError("--name names a protocol snapshot; a study's files are named "
@@ -302,9 +302,9 @@ def _command_snapshot(args: argparse.Namespace) -> int:
 
 
 def _command_pending(args: argparse.Namespace) -> int:
-    from dkm import ablations, analysis
-    from dkm.experiments import LINE_SEARCH_SEEDS, LINE_SEARCHES, TRADEOFF_GRID
-    from dkm.results import ResultsStore, protocol_stores, record_scale, store_path
+    from dkm.book import ablations, analysis
+    from dkm.protocol.experiments import LINE_SEARCH_SEEDS, LINE_SEARCHES, TRADEOFF_GRID
+    from dkm.protocol.results import ResultsStore, protocol_stores, record_scale, store_path
 
     folder = Path(args.results)
     if not folder.is_dir():
@@ -380,8 +380,8 @@ def _store_files(paths: Sequence[str]) -> list[Path]:
 
 def _command_report(args: argparse.Namespace) -> int:
     stores = _store_files(args.stores)
-    from dkm import tables
-    from dkm.results import ResultsStore
+    from dkm.book import tables
+    from dkm.protocol.results import ResultsStore
 
     records = [r for store in stores for r in ResultsStore(store).records()]
     print(f"read {len(records)} record(s) from {', '.join(map(str, stores))}", file=sys.stderr)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import linear_sum_assignment
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
 __all__ = ["acc", "nmi", "ari", "evaluate", "AVERAGE_METHODS"]
 
@@ -98,42 +99,16 @@ def acc(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     return float(table[rows, cols].sum() / table.sum())
 
 
-def _entropy(counts: np.ndarray) -> float:
-    """Shannon entropy (natural log) of the distribution given by ``counts``."""
-    p = counts[counts > 0] / counts.sum()
-    return float(-np.sum(p * np.log(p)))
-
-
-def _mutual_information(table: np.ndarray) -> float:
-    """Mutual information (natural log) of the joint distribution ``table``."""
-    n = table.sum()
-    rows, cols = np.nonzero(table)
-    joint = table[rows, cols] / n
-    p_true = table.sum(axis=1)[rows] / n
-    p_pred = table.sum(axis=0)[cols] / n
-    return float(np.sum(joint * np.log(joint / (p_true * p_pred))))
-
-
-def _generalized_mean(a: float, b: float, method: str) -> float:
-    """The mean of two entropies used to normalise the mutual information."""
-    if method == "geometric":
-        return float(np.sqrt(a * b))
-    if method == "arithmetic":
-        return (a + b) / 2.0
-    if method == "min":
-        return min(a, b)
-    return max(a, b)
-
-
 def nmi(y_true: ArrayLike, y_pred: ArrayLike, average_method: str = "geometric") -> float:
     """Normalised mutual information between classes and clusters.
 
-    ``NMI = I(C; S) / mean(H(C), H(S))``. The default, ``"geometric"``, is the
-    paper's ``I / sqrt(H(C) H(S))``; note that scikit-learn's default is now
-    ``"arithmetic"``. If both labellings consist of a single group the NMI is
-    1; if only one of them does, the mutual information is 0 and so is the
-    NMI (the same conventions as scikit-learn). Rounding errors are clipped so
-    that the result stays in [0, 1].
+    ``NMI = I(C; S) / mean(H(C), H(S))``, scikit-learn's
+    :func:`~sklearn.metrics.normalized_mutual_info_score` behind this module's
+    checks of the labels. The default, ``"geometric"``, is the paper's
+    ``I / sqrt(H(C) H(S))``; scikit-learn's own default is ``"arithmetic"``.
+    If both labellings consist of a single group the NMI is 1; if only one of
+    them does, it is 0. Rounding errors are clipped so that the result stays
+    in [0, 1].
 
     Parameters
     ----------
@@ -159,22 +134,9 @@ def nmi(y_true: ArrayLike, y_pred: ArrayLike, average_method: str = "geometric")
         raise ValueError(
             f"average_method must be one of {AVERAGE_METHODS}, got {average_method!r}"
         )
-    table = _contingency(*_check_labels(y_true, y_pred))
-    n_classes, n_clusters = table.shape
-    if n_classes == 1 and n_clusters == 1:
-        return 1.0
-    if n_classes == 1 or n_clusters == 1:
-        return 0.0
-    h_true = _entropy(table.sum(axis=1))
-    h_pred = _entropy(table.sum(axis=0))
-    normaliser = _generalized_mean(h_true, h_pred, average_method)
-    return float(np.clip(_mutual_information(table) / normaliser, 0.0, 1.0))
-
-
-def _pairs(counts: np.ndarray) -> int:
-    """Number of unordered pairs ``sum(c * (c - 1) / 2)``, as an exact integer."""
-    counts = counts.astype(np.int64)
-    return int(np.sum(counts * (counts - 1) // 2))
+    true, pred = _check_labels(y_true, y_pred)
+    score = normalized_mutual_info_score(true, pred, average_method=average_method)
+    return float(np.clip(score, 0.0, 1.0))
 
 
 def ari(y_true: ArrayLike, y_pred: ArrayLike) -> float:
@@ -182,9 +144,11 @@ def ari(y_true: ArrayLike, y_pred: ArrayLike) -> float:
 
     The Rand index over pairs of samples, corrected for chance: 1 for
     identical partitions (whatever the label values), about 0 for random
-    ones, and negative below chance. When the two partitions are identical
-    and the index is undefined (a single group on both sides, all singletons
-    on both sides, or a single sample) it is 1, as in scikit-learn.
+    ones, and negative below chance; scikit-learn's
+    :func:`~sklearn.metrics.adjusted_rand_score` behind this module's checks
+    of the labels. When the two partitions are identical and the index is
+    undefined (a single group on both sides, all singletons on both sides, or
+    a single sample) it is 1.
 
     Parameters
     ----------
@@ -203,18 +167,7 @@ def ari(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     ValueError
         If the labellings are not 1-D integer labels of the same non-zero length.
     """
-    table = _contingency(*_check_labels(y_true, y_pred))
-    index = _pairs(table.ravel())
-    pairs_true = _pairs(table.sum(axis=1))
-    pairs_pred = _pairs(table.sum(axis=0))
-    all_pairs = _pairs(np.array([table.sum()]))
-    # (index - expected) / (maximum - expected) with expected = pt * pp / N
-    # and maximum = (pt + pp) / 2, multiplied through by 2 N: exact integers.
-    numerator = 2 * (index * all_pairs - pairs_true * pairs_pred)
-    denominator = all_pairs * (pairs_true + pairs_pred) - 2 * pairs_true * pairs_pred
-    if denominator == 0:
-        return 1.0
-    return numerator / denominator
+    return float(adjusted_rand_score(*_check_labels(y_true, y_pred)))
 
 
 def evaluate(

@@ -1,4 +1,5 @@
-"""dkm.ablations: the studies, switches of a run against the protocol, and paired comparisons."""
+"""dkm.book.ablations: the studies, switches of a run against the protocol, and paired
+comparisons."""
 from __future__ import annotations
 
 import copy
@@ -10,8 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dkm import ablations, paper
-from dkm.ablations import (
+from dkm.annealing import constant, paper_annealing
+from dkm.book import ablations
+from dkm.book.ablations import (
     STUDIES,
     STUDY_SEEDS,
     Variant,
@@ -29,10 +31,10 @@ from dkm.ablations import (
     variant_params,
     variant_scores,
 )
-from dkm.annealing import constant, paper_annealing
-from dkm.experiments import _jsonable
-from dkm.results import config_hash
-from dkm.snapshots import Snapshot, write_snapshot
+from dkm.book.snapshots import Snapshot, write_snapshot
+from dkm.methods.config import jsonable
+from dkm.protocol import paper
+from dkm.protocol.results import config_hash
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -114,11 +116,11 @@ def test_an_unknown_study_is_refused_with_the_known_ones():
 
 
 def test_run_study_runs_every_variant_into_the_studys_store(monkeypatch, tmp_path):
-    import dkm.experiments
+    import dkm.protocol.grid
     from dkm.data import from_arrays
 
     calls = []
-    monkeypatch.setattr(dkm.experiments, "run_grid",
+    monkeypatch.setattr(dkm.protocol.grid, "run_grid",
                         lambda datasets, methods, seeds, results, **kw: calls.append(
                             (datasets[0].name, methods, seeds, results, kw)) or 2)
     data = [from_arrays(np.zeros((4, 2)), np.array([0, 1, 0, 1]), name=name)
@@ -136,11 +138,11 @@ def test_run_study_runs_every_variant_into_the_studys_store(monkeypatch, tmp_pat
 
 
 def test_run_study_runs_only_the_variants_of_the_methods_asked_for(monkeypatch, tmp_path):
-    import dkm.experiments
+    import dkm.protocol.grid
     from dkm.data import from_arrays
 
     calls = []
-    monkeypatch.setattr(dkm.experiments, "run_grid",
+    monkeypatch.setattr(dkm.protocol.grid, "run_grid",
                         lambda datasets, methods, seeds, results, **kw: calls.append(
                             (methods, kw["overrides"])) or 1)
     data = [from_arrays(np.zeros((4, 2)), np.array([0, 1, 0, 1]), name="usps")]
@@ -156,7 +158,7 @@ def test_run_study_runs_only_the_variants_of_the_methods_asked_for(monkeypatch, 
 
 
 def test_load_study_and_protocol_records_read_what_exists(tmp_path):
-    from dkm.results import ResultsStore
+    from dkm.protocol.results import ResultsStore
 
     assert ablations.load_study("alpha", tmp_path) == []
     record = json.loads((REPO_ROOT / "results" / "ablations" / "alpha.jsonl").read_text()
@@ -170,7 +172,7 @@ def test_load_study_and_protocol_records_read_what_exists(tmp_path):
 
 def test_a_protocol_record_has_no_switches_and_an_ablation_its_own():
     assert switches(_record("dkm-p", 1, 0.7)) == {}
-    schedule = _jsonable(constant(10.0, 100))
+    schedule = jsonable(constant(10.0, 100))
     assert switches(_record("dkm-p", 1, 0.7, schedule=schedule, weight_decay=0.01)) == {
         "schedule": schedule, "weight_decay": 0.01}
 
@@ -182,8 +184,8 @@ def test_describe_names_each_switch():
     assert describe(AUTHORS_DCN) == "the DKM authors' DCN"
     assert describe({**AUTHORS_DCN, "weight_decay": 0.5}) == "the DKM authors' DCN; weight decay 0.5"
     assert describe({"update": "last-sample"}) == "last sample of each batch updated"
-    assert describe({"schedule": _jsonable(constant(10.0, 100))}) == "α = 10 for 100 epochs"
-    assert describe({"schedule": _jsonable(paper_annealing(n_terms=20))}).startswith(
+    assert describe({"schedule": jsonable(constant(10.0, 100))}) == "α = 10 for 100 epochs"
+    assert describe({"schedule": jsonable(paper_annealing(n_terms=20))}).startswith(
         "annealing: 20 values of α from 0.1 to")
     assert describe({"assignment": "hard"}) == "hard assignment (α → ∞)"
     assert describe({"epochs": 3, "kmeans_restarts": 2}) == "3 epochs; kmeans_restarts = 2"
@@ -432,10 +434,10 @@ def test_cli_ablate_refuses_an_unknown_study(tmp_path, cli):
 
 
 def test_a_study_designed_for_some_datasets_refuses_the_others_before_running(monkeypatch):
-    import dkm.experiments
+    import dkm.protocol.grid
     from dkm.data import from_arrays
 
-    monkeypatch.setattr(dkm.experiments, "run_grid", lambda *args, **kw: pytest.fail("ran"))
+    monkeypatch.setattr(dkm.protocol.grid, "run_grid", lambda *args, **kw: pytest.fail("ran"))
     assert STUDIES["lambda"].datasets == ("usps",) and STUDIES["alpha"].datasets is None
     assert STUDIES["lambda"].covers("usps") and not STUDIES["lambda"].covers("20news")
     assert STUDIES["alpha"].covers("20news")
@@ -607,14 +609,14 @@ def test_agreement_by_dataset_counts_no_seed_where_a_method_has_no_run():
 
 def _committed(path, **match):
     """The first committed record of ``results/<path>`` whose fields equal ``match``."""
-    from dkm.results import ResultsStore
+    from dkm.protocol.results import ResultsStore
 
     return next(r for r in ResultsStore(REPO_ROOT / "results" / path).records()
                 if all(r[key] == value for key, value in match.items()))
 
 
 def test_study_tradeoff_points_gather_the_ablation_seeds_runs_of_every_store(tmp_path):
-    from dkm.results import ResultsStore
+    from dkm.protocol.results import ResultsStore
 
     protocol = _committed("usps.jsonl", method="dkm-p", seed=STUDY_SEEDS[0])
     not_a_study_seed = _committed("usps.jsonl", method="dkm-p", seed=paper.PAPER_SEEDS[3])
@@ -726,7 +728,7 @@ def test_assignment_sharpness_is_hard_for_far_clusters_and_uniform_for_close_one
 
 
 def test_pretrained_sharpness_reads_ae_km_from_either_snapshot(tmp_path):
-    from dkm.snapshots import Snapshot, write_snapshot
+    from dkm.book.snapshots import Snapshot, write_snapshot
 
     embedding, labels = np.array([[-1.1], [-0.9], [0.9], [1.1]]), np.array([0, 0, 1, 1])
 
@@ -746,7 +748,7 @@ def test_pretrained_sharpness_reads_ae_km_from_either_snapshot(tmp_path):
 
 
 def test_hard_from_start_keeps_the_datasets_whose_pretrained_assignment_is_nearly_hard(tmp_path):
-    from dkm.snapshots import Snapshot, write_snapshot
+    from dkm.book.snapshots import Snapshot, write_snapshot
 
     labels = np.array([0, 0, 1, 1])
     far = np.array([[-1.1], [-0.9], [0.9], [1.1]])  # largest weight ≈ 0.98 at α = 1
@@ -774,7 +776,7 @@ def test_a_study_gives_the_variants_of_the_methods_asked_for_on_a_dataset():
 
 
 def test_paper_margins_give_the_share_of_the_papers_margin_that_a_variant_accounts_for():
-    from dkm import paper
+    from dkm.protocol import paper
 
     comparison = pd.DataFrame({"dataset": ["usps", "usps-sharp"],
                                "method": ["dcn-np-authors", "dcn-p-authors"],
@@ -793,7 +795,7 @@ def test_paper_margins_give_the_share_of_the_papers_margin_that_a_variant_accoun
     assert second.gap == -1.0 and np.isnan(second.gap_low)   # scores above: a negative share
     assert second.share < 0
     # only the claims that a model is better give a margin
-    from dkm.analysis import CLAIMS
+    from dkm.book.analysis import CLAIMS
     assert ablations.paper_margins(comparison, claims=[c for c in CLAIMS
                                                        if c.kind != "better"]).empty
     assert list(ablations.paper_margins(comparison, "nmi").claim) == list(margins.claim)

@@ -1,4 +1,4 @@
-"""dkm.analysis: the paper's claims against small hand-made records."""
+"""dkm.book.analysis: the paper's claims against small hand-made records."""
 from __future__ import annotations
 
 import math
@@ -8,9 +8,8 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from dkm import paper
-from dkm.ablations import tradeoff_choice
-from dkm.analysis import (
+from dkm.book.ablations import tradeoff_choice
+from dkm.book.analysis import (
     CLAIMS, STANDIN_OUTPUTS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs,
     claim_methods, claims_table, coverage, failing_between, on_paper_dataset, paired_difference,
     paper_tradeoff, progress, protocol_gap, rerun_gaps, search_curves, search_records,
@@ -19,7 +18,8 @@ from dkm.analysis import (
     standin_rows, standin_runs, standin_same_errors, standin_spread, standin_throughput,
     standin_tradeoff_points, standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given,
 )
-from dkm.results import new_record, records_to_dataframe
+from dkm.protocol import paper
+from dkm.protocol.results import new_record, records_to_dataframe
 
 SEEDS = paper.PAPER_SEEDS[:4]
 
@@ -159,7 +159,7 @@ def test_progress_counts_a_datasets_method_seed_pairs_against_the_protocols():
 
 
 def test_missing_seeds_lists_each_methods_seeds_without_a_scored_record():
-    from dkm.analysis import missing_seeds
+    from dkm.book.analysis import missing_seeds
 
     records = (_runs("usps", "dkm-p", [0.7, 0.7], lam=1.0) + _runs("mnist", "km", [0.5])
                + [{**r, "metrics": None} for r in _runs("usps", "km", [0.5])])   # failed: no scores
@@ -169,8 +169,8 @@ def test_missing_seeds_lists_each_methods_seeds_without_a_scored_record():
 
 
 def test_a_variants_records_can_be_shown_in_their_paper_datasets_column():
-    from dkm import tables
-    from dkm.results import validate_record
+    from dkm.book import tables
+    from dkm.protocol.results import validate_record
 
     sharp = _runs("usps-sharp", "km", [0.66, 0.67, 0.68])
     copies = on_paper_dataset(sharp)
@@ -530,7 +530,7 @@ def test_rerun_gaps_pair_a_rerun_with_the_record_of_its_configuration():
 
 
 def test_the_isa_probe_table_compares_each_setting_with_the_snapshot_and_the_machine():
-    from dkm.analysis import isa_probe_table
+    from dkm.book.analysis import isa_probe_table
 
     def line(kind, loss, commit, setting=None, cpu="AuthenticAMD family 25, avx512f"):
         provenance = {"git_commit": commit, **({"cpu": cpu} if cpu else {})}
@@ -561,7 +561,7 @@ def _dated_record(config, acc, commit, created):
 
 
 def test_repeated_runs_set_each_later_record_of_a_configuration_against_the_first():
-    from dkm.analysis import repeated_runs
+    from dkm.book.analysis import repeated_runs
 
     record = _dated_record
     records = [record("a", 0.694, "new", "2026-11-26T11:00"), record("b", 0.5, "x", "2026-11-20"),
@@ -577,7 +577,7 @@ def test_repeated_runs_set_each_later_record_of_a_configuration_against_the_firs
 
 
 def test_reruns_gather_the_stores_repeats_and_the_reruns_kept_apart():
-    from dkm.analysis import reruns
+    from dkm.book.analysis import reruns
 
     record = _dated_record
     # the configuration "a" is in two stores; "b" once; a rerun apart of each, by the record's code
@@ -604,7 +604,7 @@ def test_reruns_gather_the_stores_repeats_and_the_reruns_kept_apart():
 
 
 def test_kept_reruns_read_every_rerun_file_of_a_folder(tmp_path):
-    from dkm.analysis import kept_reruns
+    from dkm.book.analysis import kept_reruns
 
     assert kept_reruns(tmp_path) == []
     (tmp_path / "rerun-usps-dkm-p-1.jsonl").write_text('{"seed": 1}\n{"seed": 2}\n')
@@ -614,7 +614,7 @@ def test_kept_reruns_read_every_rerun_file_of_a_folder(tmp_path):
 
 
 def test_the_authors_code_is_set_beside_the_package_on_common_seeds():
-    from dkm.analysis import AUTHORS_CODE_COLUMNS, authors_code_comparison
+    from dkm.book.analysis import AUTHORS_CODE_COLUMNS, authors_code_comparison
 
     ours = _runs("usps", "dkm-p", [0.80, 0.78, 0.76, 0.74], lam=1.0)
     theirs = _runs("usps", "dkm-p-authors-code", [0.70, 0.72, 0.71], lam=1.0)  # three seeds
@@ -635,7 +635,7 @@ def test_the_authors_code_is_set_beside_the_package_on_common_seeds():
 
 
 def test_a_search_seed_is_missing_until_every_value_of_the_grid_has_run():
-    from dkm.analysis import missing_search_seeds
+    from dkm.book.analysis import missing_search_seeds
 
     grid = (0.1, 1.0)
     records = (_runs("usps", "dcn-p", [0.7, 0.7], lam=0.1) + _runs("usps", "dcn-p", [0.7], lam=1.0)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dkm.annealing import Schedule, constant, custom, paper_annealing
+from dkm.annealing import Schedule, constant, paper_annealing
 
 
 # --- the DKM^a schedule ------------------------------------------------------
@@ -75,7 +75,7 @@ def test_constant_parameters() -> None:
 
 
 def test_custom_keeps_order_and_repeats() -> None:
-    schedule = custom(np.array([3, 1, 2]), epochs_per_alpha=2)
+    schedule = Schedule(np.array([3, 1, 2]), epochs_per_alpha=2)
     assert schedule.alphas == (3.0, 1.0, 2.0)
     assert all(type(alpha) is float for alpha in schedule)
     np.testing.assert_array_equal(schedule.per_epoch(), [3, 3, 1, 1, 2, 2])
@@ -83,7 +83,7 @@ def test_custom_keeps_order_and_repeats() -> None:
 
 
 def test_custom_accepts_generators_and_zero() -> None:
-    schedule = custom(float(a) for a in range(3))
+    schedule = Schedule(float(a) for a in range(3))
     assert schedule.alphas == (0.0, 1.0, 2.0)
     assert schedule.epochs_per_alpha == 1
 
@@ -93,8 +93,8 @@ def test_schedule_is_immutable_and_hashable() -> None:
     assert isinstance(schedule.alphas, tuple)
     with pytest.raises(dataclasses.FrozenInstanceError):
         schedule.epochs_per_alpha = 1  # type: ignore[misc]
-    assert schedule == custom([1, 2], 3)
-    assert hash(schedule) == hash(custom([1, 2], 3))
+    assert schedule == Schedule([1, 2], 3)
+    assert hash(schedule) == hash(Schedule([1, 2], 3))
 
 
 # --- scaling ---------------------------------------------------------------------
@@ -131,7 +131,7 @@ def test_scale_constant(factor: float, epochs: int) -> None:
 ])
 def test_bad_alphas(alphas, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        custom(alphas)
+        Schedule(alphas)
     with pytest.raises(ValueError, match=message):
         Schedule(alphas)
 
@@ -139,7 +139,7 @@ def test_bad_alphas(alphas, message: str) -> None:
 @pytest.mark.parametrize("epochs", [0, -1, 2.0, 1.5, True, "5", None])
 def test_bad_epochs(epochs) -> None:
     with pytest.raises(ValueError, match=r"epochs_per_alpha must be a positive integer"):
-        custom([1.0], epochs)
+        Schedule([1.0], epochs)
     with pytest.raises(ValueError, match=r"epochs_per_alpha must be a positive integer"):
         paper_annealing(epochs_per_alpha=epochs)
     with pytest.raises(ValueError, match=r"epochs must be a positive integer"):
@@ -147,7 +147,7 @@ def test_bad_epochs(epochs) -> None:
 
 
 def test_numpy_integers_are_accepted() -> None:
-    assert custom([1.0], np.int64(4)).epochs_per_alpha == 4
+    assert Schedule([1.0], np.int64(4)).epochs_per_alpha == 4
     assert constant(np.float32(2.0), np.int32(3)).total_epochs == 3
 
 

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from dkm.data import load
-from dkm.experiments import SPLIT_SEED
+from dkm.protocol.experiments import SPLIT_SEED
 from dkm.metrics import evaluate
-from dkm.results import ResultsStore, validate_record
+from dkm.protocol.results import ResultsStore, validate_record
 from dkm.splits import validation_test_split
 
 ROOT = Path(__file__).resolve().parents[1]

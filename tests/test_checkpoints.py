@@ -9,8 +9,9 @@ import pytest
 
 from dkm.checkpoints import PhaseCheckpoint, PhaseState, RunCheckpoints, run_key
 from dkm.data import load
-from dkm.experiments import run_grid, run_seeds
 from dkm.methods.common import LoopConfig
+from dkm.protocol.experiments import run_seeds
+from dkm.protocol.grid import run_grid
 from dkm.training import BatchSampler, Trainer
 
 TINY = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
@@ -136,8 +137,8 @@ def test_a_sampler_set_to_a_state_draws_the_epochs_that_followed_it():
 
 
 def test_a_trainer_refuses_the_state_of_another_model(digits, tmp_path):
-    from dkm.experiments import configure
-    from dkm.registry import get
+    from dkm.protocol.experiments import configure
+    from dkm.protocol.registry import get
 
     config = configure("dcn-np", digits, scale=SCALE)
     checkpoints = RunCheckpoints(tmp_path, run_key(["a"]), every_s=0)
@@ -214,7 +215,7 @@ def test_checkpoints_of_a_fit_need_the_seed_it_started_from(digits, tmp_path):
 
 def test_interrupted_fit_methods_restore_the_methods_done_and_resume_the_next(
         digits, tmp_path, monkeypatch):
-    from dkm.experiments import fit_methods
+    from dkm.protocol.experiments import fit_methods
 
     # pretraining: epochs 1-3, DKM^p: 4-9, DCN^p: 10 on
     kwargs = dict(scale=SCALE, loop=TINY)

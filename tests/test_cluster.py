@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from dkm.data import load
-from dkm.experiments import run_grid
 from dkm.methods.common import LoopConfig
-from dkm.results import ResultsStore
+from dkm.protocol.grid import run_grid
+from dkm.protocol.results import ResultsStore
 
 distributed = pytest.importorskip("distributed")
 
@@ -77,7 +77,7 @@ def test_a_grid_on_a_cluster_survives_a_dead_worker_and_matches_a_local_run(tmp_
 def test_without_dask_the_cluster_module_says_how_to_install_it(monkeypatch):
     import builtins
 
-    from dkm import cluster
+    from dkm.protocol import cluster
 
     real_import = builtins.__import__
 
@@ -92,7 +92,7 @@ def test_without_dask_the_cluster_module_says_how_to_install_it(monkeypatch):
 
 
 def test_pieces_are_cut_into_seed_batches_only_when_asked():
-    from dkm.experiments import Cell, Piece
+    from dkm.protocol.experiments import Cell, Piece
 
     digits = load("digits")
     pieces = [Piece(digits, Cell("km", None), (1, 2, 3)), Piece(digits, Cell("dkm-p", 1.0), (4,))]

@@ -1,10 +1,10 @@
-"""dkm.embeddings: the size, spread and class separation of an embedding."""
+"""dkm.book.embeddings: the size, spread and class separation of an embedding."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dkm.embeddings import embedding_geometry
+from dkm.book.embeddings import embedding_geometry
 
 
 def test_the_mean_norm_and_the_spread_of_a_small_embedding():

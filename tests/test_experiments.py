@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
-from dkm import paper
+from dkm.checkpoints import code_version
 from dkm.data import load
-from dkm.experiments import (TRADEOFF_GRID, _git_commit, configure, fit_methods, grid_cells, run_grid,
-                             run_params, run_seeds)
 from dkm.methods.common import LoopConfig
-from dkm.results import ResultsStore
+from dkm.protocol import paper
+from dkm.protocol.experiments import (TRADEOFF_GRID, configure, fit_methods, grid_cells, run_params,
+                                      run_seeds)
+from dkm.protocol.grid import run_grid
+from dkm.protocol.results import ResultsStore
 
 TINY = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
 
@@ -58,7 +60,7 @@ def test_a_pretrained_record_names_the_pretraining_it_started_from(digits, tmp_p
 
 
 def test_the_cpu_identity_names_the_model_and_its_widest_vector_instructions():
-    from dkm.experiments import cpu_identity
+    from dkm.protocol.provenance import cpu_identity
 
     intel = ("processor : 0\nvendor_id : GenuineIntel\ncpu family : 6\nmodel : 85\n"
              "model name : Xeon\nstepping : 7\nflags : fpu sse4_2 avx avx2\n"
@@ -83,10 +85,10 @@ def test_the_commit_is_dirty_only_when_the_package_itself_changed(tmp_path):
     head = git("rev-parse", "HEAD")
 
     store.write_text("{}\n{}\n")  # a record appended by a long job: the code is unchanged
-    assert _git_commit(package) == head
+    assert code_version(package) == head
     (package / "code.py").write_text("x = 2\n")
-    assert _git_commit(package) == head + "-dirty"
-    assert _git_commit(tmp_path / "no-such-folder") == "unknown"
+    assert code_version(package) == head + "-dirty"
+    assert code_version(tmp_path / "no-such-folder") == "unknown"
 
 
 def test_seeds_trained_together_match_separate_runs_in_their_metrics(digits):
@@ -155,8 +157,8 @@ def test_grid_writes_each_run_once_and_resumes(tmp_path, digits):
 
 GRID_SCRIPT = """
 import sys
-from dkm.experiments import run_grid
 from dkm.methods.common import LoopConfig
+from dkm.protocol.grid import run_grid
 run_grid(["digits"], ["km", "dkm-p"], [1, 2, 3], sys.argv[1], scale=0.02, seeds_per_batch=1,
          loop=LoopConfig(hidden_sizes=(32, 32, 64), progress=False), progress=False)
 """
@@ -235,7 +237,8 @@ def test_cli_report_reads_several_stores_and_says_which(tmp_path, cli):
 
 
 def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_path, cli):
-    from dkm import ablations, paper
+    from dkm.book import ablations
+    from dkm.protocol import paper
 
     store = tmp_path / "digits.jsonl"
     assert cli("run", "--dataset", "digits", "--method", "km", "--seeds", "1", "--scale", "0.02",
@@ -260,7 +263,7 @@ def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_p
     assert (f"  python -m dkm ablate --study lambda --dataset usps --method dkm-p {study_seeds} "
             f"--scale 0.02 --results {tmp_path / 'ablations'}") in lines
     assert not any("alpha" in line for line in lines)
-    from dkm.experiments import LINE_SEARCHES
+    from dkm.protocol.experiments import LINE_SEARCHES
 
     assert LINE_SEARCHES["20news"] == ("dkm-p", "dkm-a")
     assert f"{search}: the line search misses 6 of 6 seeds' grids" in lines
@@ -341,8 +344,9 @@ def test_fit_methods_rejects_unknown_methods_and_misplaced_tradeoffs(digits):
 
 @pytest.fixture
 def trained_results(monkeypatch):
-    """The MethodResult of every :meth:`dkm.registry.Method.train` call made while it is active."""
-    from dkm import registry
+    """The MethodResult of every :meth:`dkm.protocol.registry.Method.train` call made while it is
+    active."""
+    from dkm.protocol import registry
 
     results = []
     train = registry.Method.train
@@ -358,9 +362,9 @@ def trained_results(monkeypatch):
 @pytest.mark.parametrize("method", ["dkm-p", "dcn-p", "idec-p", "dkm-a"])
 def test_a_grid_record_and_an_estimator_fit_with_its_seed_and_pretraining_agree(
         method, digits, tmp_path, trained_results):
-    from dkm import registry
-    from dkm.experiments import SPLIT_SEED, _scores
     from dkm.methods.pretraining import load_or_pretrain
+    from dkm.protocol import registry
+    from dkm.protocol.experiments import SPLIT_SEED, _scores
     from dkm.splits import validation_test_split
 
     seed, cache = 8905, tmp_path / "pretraining"

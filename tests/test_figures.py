@@ -1,4 +1,4 @@
-"""dkm.figures: the layout of the book's multi-panel figures."""
+"""dkm.book.figures: the layout of the book's multi-panel figures."""
 from __future__ import annotations
 
 import matplotlib
@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from dkm.figures import panel_grid  # noqa: E402
+from dkm.book.figures import panel_grid  # noqa: E402
 
 
 @pytest.mark.parametrize("count, shape", [(1, (1, 1)), (2, (1, 2)), (3, (2, 2)), (4, (2, 2)),

@@ -1,12 +1,13 @@
-"""dkm.registry: one description per method, and everything derived from it."""
+"""dkm.protocol.registry: one description per method, and everything derived from it."""
 from __future__ import annotations
 
 import dataclasses
 
 import pytest
 
-from dkm import paper, registry, results, stats
+from dkm.book import stats
 from dkm.cli import PAPER_METHODS
+from dkm.protocol import paper, registry, results
 
 
 def test_every_entry_is_consistent_with_its_own_configuration():
@@ -43,7 +44,7 @@ def test_the_modules_derive_their_method_lists_from_the_registry():
 
 
 def test_the_protocol_runs_what_the_registry_says():
-    from dkm.experiments import available_methods
+    from dkm.protocol.registry import available_methods
 
     assert available_methods() == tuple(m for m in registry.ids() if not m.endswith("-authors-code"))
 
@@ -69,8 +70,8 @@ def test_an_unknown_method_names_the_known_ones():
 
 
 def test_the_authors_dcn_is_the_papers_dcn_with_the_authors_switches():
-    from dkm.experiments import default_tradeoff
     from dkm.methods.dcn import AUTHORS_DCN, DCN_VARIANTS
+    from dkm.protocol.experiments import default_tradeoff
 
     for variant in ("np", "p"):
         entry = registry.get(f"dcn-{variant}-authors")
@@ -96,8 +97,8 @@ def test_a_paper_method_implements_no_other():
 
 
 def test_a_method_the_package_does_not_train_names_its_runner():
-    from dkm.experiments import available_methods
     from dkm.methods.common import LoopConfig
+    from dkm.protocol.registry import available_methods
 
     entry = registry.get("dkm-p-authors-code")
     assert entry.runner == "benchmarks/authors_code.py" and entry.reported_as == "dkm-p"

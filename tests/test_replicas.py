@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
-from dkm import registry
 from dkm.methods.common import LoopConfig
+from dkm.protocol import registry
 from dkm.training import LAYOUTS
 
 LOOP = LoopConfig(hidden_sizes=(32, 32, 64), batch_size=128, progress=False)

@@ -1,4 +1,4 @@
-"""Tests of dkm.results: the record schema, config hashes and the JSON Lines store."""
+"""Tests of dkm.protocol.results: the record schema, config hashes and the JSON Lines store."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dkm.results import (
+from dkm.protocol.results import (
     COLUMNS,
     ResultsStore,
     config_hash,
@@ -213,7 +213,7 @@ def test_duplicate_detection(tmp_path: Path) -> None:
 
 APPENDER = textwrap.dedent("""
     import sys
-    from dkm.results import ResultsStore, new_record
+    from dkm.protocol.results import ResultsStore, new_record
     store = ResultsStore(sys.argv[1])
     metrics = {s: {"acc": 0.5, "nmi": 0.5, "ari": 0.5} for s in ("validation", "test")}
     for seed in range(int(sys.argv[2])):

@@ -1,15 +1,15 @@
-"""dkm.snapshots: final embeddings of a run, saved for the figures."""
+"""dkm.book.snapshots: final embeddings of a run, saved for the figures."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dkm.data import load
-from dkm.experiments import run_seeds
-from dkm.methods.common import LoopConfig
-from dkm.snapshots import (
+from dkm.book.snapshots import (
     Snapshot, load_snapshot, sample_points, save_snapshot, snapshot_name, variant_tag, write_snapshot,
 )
+from dkm.data import load
+from dkm.methods.common import LoopConfig
+from dkm.protocol.experiments import run_seeds
 
 TINY = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
 
@@ -107,7 +107,7 @@ def test_a_file_that_is_not_a_snapshot_is_refused(tmp_path):
 
 
 def test_snapshot_names_are_the_ones_the_books_readers_look_for():
-    from dkm.ablations import STUDIES, study
+    from dkm.book.ablations import STUDIES, study
 
     def named(study_name, dataset, index):
         variant = study(study_name).variants[index]

@@ -1,4 +1,4 @@
-"""Tests of dkm.stats: summaries, the paper's significance marks, comparisons."""
+"""Tests of dkm.book.stats: summaries, the paper's significance marks, comparisons."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from dkm import paper
-from dkm.stats import (
+from dkm.book.stats import (
     DEFAULT_GROUPS,
     compare_with_paper,
     p_value_within_rounding,
@@ -19,6 +18,7 @@ from dkm.stats import (
     welch_interval,
     summarize,
 )
+from dkm.protocol import paper
 
 
 def runs_with(mean: float, std: float, n: int = 10) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Tests of dkm.tables (and of dkm.paper, whose figures the tables show)."""
+"""Tests of dkm.book.tables (and of dkm.protocol.paper, whose figures the tables show)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dkm import paper, tables
-from dkm.results import new_record, records_to_dataframe
-from dkm.stats import significance_marks
-from dkm.tables import (
+from dkm.book import tables
+from dkm.book.stats import significance_marks
+from dkm.book.tables import (
     SELECTED_TRADEOFF_COLUMNS,
     TABLES,
     Cell,
@@ -22,6 +21,8 @@ from dkm.tables import (
     selected_tradeoff,
     selected_tradeoffs,
 )
+from dkm.protocol import paper
+from dkm.protocol.results import new_record, records_to_dataframe
 
 WITHOUT = "Deep clustering approaches without pretraining"
 WITH = "Deep clustering approaches with pretraining"
@@ -105,7 +106,7 @@ def cell(table: pd.DataFrame, label: str, *column: str) -> Cell:
     return row[column if len(column) > 1 else column[0]]
 
 
-# ---------------------------------------------------------------- dkm.paper
+# ---------------------------------------------------------------- dkm.protocol.paper
 
 
 def test_shipped_json_is_the_shared_copy() -> None:
@@ -463,7 +464,7 @@ def test_render_errors() -> None:
 
 
 def test_disagreements_list_every_better_or_worse_cell_and_nothing_else() -> None:
-    from dkm.tables import disagreements
+    from dkm.book.tables import disagreements
 
     # the paper's own USPS ACC everywhere (consistent), except DKM^a far above it
     records = [r for r in paper_like_usps() if r["method"] != "dkm-a"] + fake_runs(
@@ -479,7 +480,7 @@ def test_disagreements_list_every_better_or_worse_cell_and_nothing_else() -> Non
 
 
 def test_comparisons_keep_the_consistent_cells_that_disagreements_leave_out() -> None:
-    from dkm.tables import comparisons, disagreements
+    from dkm.book.tables import comparisons, disagreements
 
     records = [r for r in paper_like_usps() if r["method"] != "dkm-a"] + fake_runs(
         "dkm-a", "usps", runs_with(0.9, 0.01), tradeoff=paper.optimal_tradeoff("dkm-a", "usps"))
@@ -496,7 +497,7 @@ def test_comparisons_keep_the_consistent_cells_that_disagreements_leave_out() ->
 
 
 def test_typeset_writes_the_papers_labels_with_their_scripts():
-    from dkm.tables import typeset
+    from dkm.book.tables import typeset
 
     assert typeset("DKM^a_ce < DCN^np & KM") == \
         "DKM<sup>a</sup><sub>ce</sub> &lt; DCN<sup>np</sup> &amp; KM"
@@ -506,7 +507,7 @@ def test_typeset_writes_the_papers_labels_with_their_scripts():
 
 
 def test_the_compact_html_shows_our_figure_its_verdict_mark_and_the_papers_below():
-    from dkm.tables import build, render
+    from dkm.book.tables import build, render
 
     records = fake_runs("dkm-a", "usps", runs_with(0.9, 0.01),
                         tradeoff=paper.optimal_tradeoff("dkm-a", "usps"))
@@ -520,7 +521,7 @@ def test_the_compact_html_shows_our_figure_its_verdict_mark_and_the_papers_below
 
 
 def test_the_compact_html_shows_a_chosen_tradeoff_and_the_papers_below_it():
-    from dkm.tables import build, render
+    from dkm.book.tables import build, render
 
     low = fake_runs("dkm-p", "usps", [0.60, 0.62], tradeoff=1e-3, val_acc=[0.80, 0.80])
     high = fake_runs("dkm-p", "usps", [0.75, 0.77], tradeoff=1.0, val_acc=[0.60, 0.60])

@@ -76,6 +76,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Dataset",
+    "PAPER_LABELS",
     "PAPER_STATISTICS",
     "RCV1_CATEGORIES",
     "RCV1_N_DOCUMENTS",
@@ -99,6 +100,9 @@ PAPER_STATISTICS: dict[str, dict[str, int]] = {
     "20news": {"samples": 18_846, "classes": 20, "dimensions": 2_000},
     "rcv1": {"samples": 10_000, "classes": 4, "dimensions": 2_000},
 }
+
+#: The paper's label of each of its datasets.
+PAPER_LABELS: dict[str, str] = {"mnist": "MNIST", "usps": "USPS", "20news": "20NEWS", "rcv1": "RCV1"}
 
 #: Named datasets that are another variant of one of the paper's datasets.
 DATA_VARIANTS: dict[str, str] = {"usps-sharp": "usps"}
@@ -135,9 +139,11 @@ def dataset_label(name: str) -> str:
     >>> dataset_label("usps"), dataset_label("usps-sharp")
     ('USPS', 'USPS (sharp file)')
     """
-    from dkm import paper
-
-    label = paper.dataset_label(paper_dataset(name))
+    lowered = paper_dataset(name.lower())
+    if lowered not in PAPER_LABELS:
+        raise ValueError(f"unknown paper dataset {name!r}; expected one of "
+                         f"{list(PAPER_LABELS.values())}")
+    label = PAPER_LABELS[lowered]
     return f"{label} ({DATA_VARIANT_LABELS[name]})" if name in DATA_VARIANTS else label
 
 

@@ -31,13 +31,15 @@ k-Means with a hard assignment, one difference at a time (:data:`TOWARDS_DKM`).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 import tensorflow as tf
+from sklearn.utils._param_validation import StrOptions
 
-from dkm.autoencoder import Autoencoder
+from dkm.autoencoder import PAPER_HIDDEN_SIZES, Autoencoder
 from dkm.losses import reconstruction_error, squared_euclidean
 from dkm.methods.common import (
     LoopConfig,
@@ -46,9 +48,11 @@ from dkm.methods.common import (
     run_epochs,
     scale_epochs,
 )
+from dkm.methods.config import RECORDED_WHEN_SET
 from dkm.methods.dkm import initial_centers
+from dkm.methods.estimator import (BASELINE_CONSTRAINTS, NON_NEGATIVE, POSITIVE,
+                                   DeepClusteringEstimator, variant_epochs)
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
-from dkm.results import RECORDED_WHEN_SET
 from dkm.training import BatchSampler
 
 #: Initial value of the per-cluster counts in DCN's code.
@@ -230,7 +234,7 @@ class DCNConfig:
         DKM authors' code reported).
 
     The last five fields are recorded with a run only when they differ from
-    their defaults (:data:`dkm.results.RECORDED_WHEN_SET`).
+    their defaults (:data:`dkm.methods.config.RECORDED_WHEN_SET`).
     """
 
     lam: float | tuple[float, ...] = 1.0
@@ -265,9 +269,9 @@ AUTHORS_DCN: dict[str, object] = {
 }
 
 #: The variants by suffix (``"np"``: DCN^np; the method ids are in
-#: :mod:`dkm.registry`): the paper's two, and the same two as the DKM authors'
+#: :mod:`dkm.protocol.registry`): the paper's two, and the same two as the DKM authors'
 #: code ran them (``"np-authors"``, ``"p-authors"``). λ is dataset-specific
-#: (see :mod:`dkm.paper`), this one is the default elsewhere.
+#: (see :mod:`dkm.protocol.paper`), this one is the default elsewhere.
 DCN_VARIANTS: dict[str, DCNConfig] = {
     "np": DCNConfig(lam=0.1, epochs=200, pretrain_epochs=0),
     "p": DCNConfig(lam=0.1, epochs=50),
@@ -360,3 +364,163 @@ def fit_dcn(
     if config.labels == "stored":
         result.labels = objective.assignments.numpy()
     return result
+
+
+class DCN(DeepClusteringEstimator):
+    """Deep Clustering Network (Yang, Fu, Sidiropoulos and Hong, 2017).
+
+    Alternates, on each minibatch, a gradient step on the autoencoder for
+    ``g(x, A(x)) + (λ/2) ‖h(x) − r_{s(x)}‖²`` with the hard assignments ``s``
+    and centroids ``r`` fixed, the reassignment of the batch to the nearest
+    centroids and running-mean centroid moves (see :mod:`dkm.methods.dcn`).
+
+    Parameters
+    ----------
+    n_clusters : int, default=10
+        Number of clusters ``K`` (>= 1); also the embedding size unless
+        ``embedding_dim`` is given.
+    variant : {"p", "np"}, default="p"
+        ``"p"`` (DCN^p): pretrain, then start from k-means++ on the embedding.
+        ``"np"`` (DCN^np): a random network, centroids from U(-1, 1) and
+        random assignments, as in the DKM authors' code.
+    lam : float, default=1.0
+        Trade-off λ; the paper's values depend on the dataset (``dkm.protocol.paper``).
+    epochs : int, optional
+        Training epochs after pretraining; by default the paper's 50 (``"p"``)
+        or 200 (``"np"``).
+    pretrain_epochs : int, default=50
+        Pretraining epochs of variant ``"p"``.
+    kmeans_restarts : int, default=10
+        k-means++ restarts for the initial centroids of variant ``"p"``.
+    initial_count : float, default=100.0
+        Starting value of the per-cluster counts (DCN's code).
+    carry_optimizer_state : bool, default=True
+        Continue pretraining's Adam moments (one Adam served both phases in
+        the DKM authors' DCN code).
+    update : {"batch", "last-sample", "none"}, default="batch"
+        Which samples of each batch are reassigned and move their centroid
+        after the step: all (Yang et al.), the last only (the DKM authors'
+        code) or none.
+    pull : {"stored", "nearest"}, default="stored"
+        The centroid each sample's clustering term pulls it towards: its
+        stored assignment (DCN) or its nearest one at this step.
+    train_centroids : bool, default=False
+        Adam also trains the centroids (the DKM authors' code).
+    clustering_weight : float, default=0.5
+        The clustering term is ``clustering_weight · λ ‖h − r‖²``: 0.5 in Yang
+        et al.'s loss, 1.0 in the DKM authors' code.
+    labels : {"nearest", "stored"}, default="nearest"
+        Where ``labels_`` come from: each point's nearest centroid after a
+        fresh forward pass, or the assignments stored after the last batch
+        (the DKM authors' code). :data:`dkm.methods.dcn.AUTHORS_DCN` sets the
+        authors' four switches.
+    hidden_sizes : tuple of int, default=(500, 500, 2000)
+        Encoder hidden layers; the decoder mirrors them.
+    embedding_dim : int, optional
+        Embedding size; defaults to ``n_clusters`` as in the paper.
+    batch_size : int, default=256
+    learning_rate : float, default=1e-3
+        Adam's learning rate.
+    sampler : {"permutation", "independent", "sequential"}, default="permutation"
+        Minibatch order (see :class:`dkm.training.BatchSampler`).
+    layout : {"stacked", "sequential"}, optional
+        How :meth:`fit_seeds` runs several replicas (by device when None:
+        :func:`dkm.training.default_layout`); it does not change the result.
+    pretrained : Pretrained, optional
+        A pretraining to start from instead of computing one (variants with
+        pretraining): :func:`dkm.methods.pretraining.load_or_pretrain` for the
+        seed of ``random_state`` (or the seeds of :meth:`fit_seeds`), with
+        ``pretrain_epochs`` epochs and the same loop settings, as KMeans takes
+        an ``init`` array. The protocol shares one between its methods.
+    random_state : int, RandomState or None, default=None
+        Seed; the same int gives identical results, bit for bit.
+    progress : bool, default=True
+        Show progress bars.
+    jit_compile : bool, default=True
+        Compile training epochs with XLA.
+    checkpoint_dir : str or path-like, optional
+        Where :meth:`fit` saves its training state, every five minutes and at
+        the end of each phase (:mod:`dkm.checkpoints`). Called again after an
+        interruption, on the same data with the same parameters, ``fit``
+        resumes from it and ends as if it had never stopped; the files are
+        removed once it has finished. Needs an int ``random_state``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from dkm import DCN
+    >>> X, y = load_digits(return_X_y=True)
+    >>> model = DCN(n_clusters=10, lam=0.1, pretrain_epochs=5, epochs=5,
+    ...             random_state=0, progress=False).fit(X / 16)
+    >>> model.labels_.shape
+    (1797,)
+    """
+
+    _parameter_constraints: dict = {
+        **BASELINE_CONSTRAINTS,
+        "lam": [NON_NEGATIVE],
+        "initial_count": [POSITIVE],
+        "update": [StrOptions(set(UPDATE_RULES))],
+        "pull": [StrOptions(set(PULL_RULES))],
+        "train_centroids": ["boolean"],
+        "clustering_weight": [POSITIVE],
+        "labels": [StrOptions(set(LABEL_SOURCES))],
+    }
+    _config_class = DCNConfig
+    _fit_function = staticmethod(fit_dcn)
+
+    def __init__(
+        self,
+        n_clusters: int = 10,
+        *,
+        variant: str = "p",
+        lam: float = 1.0,
+        epochs: int | None = None,
+        pretrain_epochs: int = 50,
+        kmeans_restarts: int = 10,
+        initial_count: float = DCN_INITIAL_COUNT,
+        carry_optimizer_state: bool = True,
+        update: str = "batch",
+        pull: str = "stored",
+        train_centroids: bool = False,
+        clustering_weight: float = 0.5,
+        labels: str = "nearest",
+        hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
+        embedding_dim: int | None = None,
+        batch_size: int = 256,
+        learning_rate: float = 1e-3,
+        sampler: str = "permutation",
+        layout: str | None = None,
+        pretrained: Pretrained | None = None,
+        random_state=None,
+        progress: bool = True,
+        jit_compile: bool = True,
+        checkpoint_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.n_clusters = n_clusters
+        self.variant = variant
+        self.lam = lam
+        self.epochs = epochs
+        self.pretrain_epochs = pretrain_epochs
+        self.kmeans_restarts = kmeans_restarts
+        self.initial_count = initial_count
+        self.carry_optimizer_state = carry_optimizer_state
+        self.update = update
+        self.pull = pull
+        self.train_centroids = train_centroids
+        self.clustering_weight = clustering_weight
+        self.labels = labels
+        self.hidden_sizes = hidden_sizes
+        self.embedding_dim = embedding_dim
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.sampler = sampler
+        self.layout = layout
+        self.pretrained = pretrained
+        self.random_state = random_state
+        self.progress = progress
+        self.jit_compile = jit_compile
+        self.checkpoint_dir = checkpoint_dir
+
+    def _variant_fields(self) -> dict[str, Any]:
+        return variant_epochs(DCN_VARIANTS, self.variant, self.epochs, self.pretrain_epochs)

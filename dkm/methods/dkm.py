@@ -1,20 +1,24 @@
 """Deep k-Means: DKM^a (annealing), DKM^p (pretraining) and DKM^pa (both)."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 import tensorflow as tf
+from sklearn.utils._param_validation import StrOptions
 
 from dkm.annealing import Schedule, constant, paper_annealing
-from dkm.autoencoder import Autoencoder
-from dkm.losses import dkm_clustering_term, get_distance, reconstruction_error
+from dkm.autoencoder import PAPER_HIDDEN_SIZES, Autoencoder
+from dkm.losses import DISTANCES, dkm_clustering_term, get_distance, reconstruction_error
 from dkm.methods.common import (
     LoopConfig, MethodResult, kmeans_per_replica, nearest_center, run_epochs, scale_epochs,
 )
+from dkm.methods.config import RECORDED_WHEN_SET
+from dkm.methods.estimator import (NON_NEGATIVE, POSITIVE_INT, DeepClusteringEstimator,
+                                   check_pretraining)
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
-from dkm.results import RECORDED_WHEN_SET
 from dkm.training import BatchSampler, embed
 
 #: The clustering term: the paper's soft assignment, or its hard limit.
@@ -140,7 +144,7 @@ class DKMConfig:
         Not in the paper; needs the soft assignment.
 
     The last three fields are recorded with a run only when they differ from
-    their defaults (:data:`dkm.results.RECORDED_WHEN_SET`).
+    their defaults (:data:`dkm.methods.config.RECORDED_WHEN_SET`).
     """
 
     lam: float | tuple[float, ...] = 1.0
@@ -168,7 +172,7 @@ class DKMConfig:
 
 
 #: The paper's variants by suffix (``"a"``: DKM^a; the method ids are in
-#: :mod:`dkm.registry`); λ is dataset-specific (see :mod:`dkm.paper`), this one
+#: :mod:`dkm.protocol.registry`); λ is dataset-specific (see :mod:`dkm.protocol.paper`), this one
 #: is the default elsewhere.
 DKM_VARIANTS: dict[str, DKMConfig] = {
     "a": DKMConfig(lam=0.1, schedule=paper_annealing(), pretrain_epochs=0),
@@ -278,3 +282,178 @@ def fit_dkm(
         history=history,
         weights=autoencoder.get_weights(),
     )
+
+
+class DeepKMeans(DeepClusteringEstimator):
+    """Deep k-Means (Moradi Fard, Thonet and Gaussier, 2018).
+
+    Jointly learns an autoencoder and k-Means representatives in its
+    embedding space by minimising ``g(x, A(x)) + λ Σ_k f(h(x), r_k) G_k``
+    where ``G_k`` is a softmax of inverse temperature α.
+
+    Parameters
+    ----------
+    n_clusters : int, default=10
+        Number of clusters ``K`` (>= 1); also the embedding size unless
+        ``embedding_dim`` is given.
+    variant : {"p", "a", "pa"}, default="p"
+        ``"p"`` (DKM^p): pretrain the autoencoder, initialise the
+        representatives by k-means++, then fine-tune at a constant α.
+        ``"a"`` (DKM^a): no pretraining, representatives from U(-1, 1), the
+        paper's 40-step annealing of α (5 epochs each).
+        ``"pa"`` (DKM^pa): pretraining followed by the annealing.
+    lam : float, default=1.0
+        Trade-off λ between reconstruction and clustering. The paper's
+        validation-optimal values depend on the dataset (see ``dkm.protocol.paper``).
+    distance : {"euclidean", "cosine"}, default="euclidean"
+        Clustering distance ``f`` (squared Euclidean or cosine distance).
+    alpha : float, default=1000.0
+        The constant inverse temperature of variant ``"p"``.
+    finetune_epochs : int, default=100
+        Fine-tuning epochs of variant ``"p"``.
+    schedule : Schedule or sequence of float, optional
+        Overrides the variant's α schedule (a sequence means one epoch per α).
+    pretrain_epochs : int, default=50
+        Pretraining epochs of variants ``"p"`` and ``"pa"``.
+    kmeans_restarts : int, default=10
+        k-means++ restarts for the representatives after pretraining.
+    carry_optimizer_state : bool, default=True
+        Continue pretraining's Adam moments in fine-tuning (the authors' code).
+    assignment : {"soft", "hard"}, default="soft"
+        The paper's soft assignment, or its ``α → ∞`` limit ``min_k f``.
+    weight_decay : float, default=0.0
+        L2 penalty on the network's kernels during fine-tuning.
+    alpha_rescaling : bool, default=False
+        Rescale α before each fine-tuning epoch by ``(n₀ / n)²``, the embedding's
+        mean norm at the start over the current one, so that the assignment stays
+        as hard as it started while the embedding shrinks (not in the paper; soft
+        assignment only).
+    hidden_sizes : tuple of int, default=(500, 500, 2000)
+        Encoder hidden layers; the decoder mirrors them.
+    embedding_dim : int, optional
+        Embedding size; defaults to ``n_clusters`` as in the paper.
+    batch_size : int, default=256
+    learning_rate : float, default=1e-3
+        Adam's learning rate (β = 0.9, 0.999; ε = 1e-8).
+    sampler : {"permutation", "independent", "sequential"}, default="permutation"
+        Minibatch order: a permutation per epoch, the authors' independent
+        draws of each batch, or the data's stored order as in IDEC's Keras
+        code (see :class:`dkm.training.BatchSampler`).
+    layout : {"stacked", "sequential"}, optional
+        How :meth:`fit_seeds` runs several replicas (by device when None:
+        :func:`dkm.training.default_layout`); it does not change the result.
+    pretrained : Pretrained, optional
+        A pretraining to start from instead of computing one (variants with
+        pretraining): :func:`dkm.methods.pretraining.load_or_pretrain` for the
+        seed of ``random_state`` (or the seeds of :meth:`fit_seeds`), with
+        ``pretrain_epochs`` epochs and the same loop settings, as KMeans takes
+        an ``init`` array. The protocol shares one between its methods.
+    random_state : int, RandomState or None, default=None
+        Seed of the initialisation and the minibatch order. The same int on
+        the same data and machine gives identical results, bit for bit.
+    progress : bool, default=True
+        Show progress bars.
+    jit_compile : bool, default=True
+        Compile training epochs with XLA.
+    checkpoint_dir : str or path-like, optional
+        Where :meth:`fit` saves its training state, every five minutes and at
+        the end of each phase (:mod:`dkm.checkpoints`). Called again after an
+        interruption, on the same data with the same parameters, ``fit``
+        resumes from it and ends as if it had never stopped; the files are
+        removed once it has finished. Needs an int ``random_state``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from dkm import DeepKMeans
+    >>> X, y = load_digits(return_X_y=True)
+    >>> model = DeepKMeans(n_clusters=10, pretrain_epochs=5, finetune_epochs=5,
+    ...                    random_state=0, progress=False).fit(X / 16)
+    >>> model.labels_.shape
+    (1797,)
+    """
+
+    _parameter_constraints: dict = {
+        **DeepClusteringEstimator._parameter_constraints,
+        "variant": [StrOptions({"p", "a", "pa"})],
+        "lam": [NON_NEGATIVE],
+        "distance": [StrOptions(set(DISTANCES))],
+        "alpha": [NON_NEGATIVE],
+        "finetune_epochs": [POSITIVE_INT],
+        "schedule": [Schedule, "array-like", None],
+        "assignment": [StrOptions(set(ASSIGNMENTS))],
+        "weight_decay": [NON_NEGATIVE],
+        "alpha_rescaling": ["boolean"],
+    }
+    _config_class = DKMConfig
+    _fit_function = staticmethod(fit_dkm)
+
+    def __init__(
+        self,
+        n_clusters: int = 10,
+        *,
+        variant: str = "p",
+        lam: float = 1.0,
+        distance: str = "euclidean",
+        alpha: float = 1000.0,
+        finetune_epochs: int = 100,
+        schedule: Schedule | Sequence[float] | None = None,
+        pretrain_epochs: int = 50,
+        kmeans_restarts: int = 10,
+        carry_optimizer_state: bool = True,
+        assignment: str = "soft",
+        weight_decay: float = 0.0,
+        alpha_rescaling: bool = False,
+        hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
+        embedding_dim: int | None = None,
+        batch_size: int = 256,
+        learning_rate: float = 1e-3,
+        sampler: str = "permutation",
+        layout: str | None = None,
+        pretrained: Pretrained | None = None,
+        random_state=None,
+        progress: bool = True,
+        jit_compile: bool = True,
+        checkpoint_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.n_clusters = n_clusters
+        self.variant = variant
+        self.lam = lam
+        self.distance = distance
+        self.alpha = alpha
+        self.finetune_epochs = finetune_epochs
+        self.schedule = schedule
+        self.pretrain_epochs = pretrain_epochs
+        self.kmeans_restarts = kmeans_restarts
+        self.carry_optimizer_state = carry_optimizer_state
+        self.assignment = assignment
+        self.weight_decay = weight_decay
+        self.alpha_rescaling = alpha_rescaling
+        self.hidden_sizes = hidden_sizes
+        self.embedding_dim = embedding_dim
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.sampler = sampler
+        self.layout = layout
+        self.pretrained = pretrained
+        self.random_state = random_state
+        self.progress = progress
+        self.jit_compile = jit_compile
+        self.checkpoint_dir = checkpoint_dir
+
+    @property
+    def _distance_name(self) -> str:  # type: ignore[override]
+        return self.distance
+
+    def _schedule(self) -> Schedule:
+        if isinstance(self.schedule, Schedule):
+            return self.schedule
+        if self.schedule is not None:
+            return Schedule(self.schedule)
+        if self.variant == "p":
+            return constant(self.alpha, self.finetune_epochs)
+        return paper_annealing()
+
+    def _variant_fields(self) -> dict[str, Any]:
+        return {"schedule": self._schedule(),
+                "pretrain_epochs": check_pretraining(self.variant, self.pretrain_epochs)}

@@ -24,13 +24,15 @@ default here (``reconstruction="mean"``).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import tensorflow as tf
+from sklearn.utils._param_validation import StrOptions
 
-from dkm.autoencoder import Autoencoder
+from dkm.autoencoder import PAPER_HIDDEN_SIZES, Autoencoder
 from dkm.losses import (
     kl_divergence,
     mean_squared_error,
@@ -47,6 +49,8 @@ from dkm.methods.common import (
     run_epochs,
     scale_epochs,
 )
+from dkm.methods.estimator import (BASELINE_CONSTRAINTS, NON_NEGATIVE, POSITIVE_INT,
+                                   DeepClusteringEstimator, variant_epochs)
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
 from dkm.training import BatchSampler, embed
 
@@ -200,7 +204,7 @@ class IDECConfig:
 
 
 #: The paper's variants by suffix (``"np"``: IDEC^np; the method ids are in
-#: :mod:`dkm.registry`); γ and the update interval are dataset-specific.
+#: :mod:`dkm.protocol.registry`); γ and the update interval are dataset-specific.
 IDEC_VARIANTS: dict[str, IDECConfig] = {
     "np": IDECConfig(epochs=200, pretrain_epochs=0),
     "p": IDECConfig(epochs=50),
@@ -260,3 +264,147 @@ def fit_idec(
         description="IDEC", progress=loop.progress, checkpoints=loop.checkpoints,
     ))
     return network_result(autoencoder, data, objective.centers.numpy(), history)
+
+
+class IDEC(DeepClusteringEstimator):
+    """Improved Deep Embedded Clustering (Guo, Gao, Liu and Yin, 2017).
+
+    Trains the autoencoder and cluster centres on ``reconstruction + γ KL(P ‖ Q)``
+    with Student's t soft assignments ``Q`` and a sharpened target ``P``
+    recomputed on the whole dataset every ``update_interval`` iterations;
+    stops when fewer than ``tol`` of the labels change between two updates
+    (see :mod:`dkm.methods.idec`).
+
+    Parameters
+    ----------
+    n_clusters : int, default=10
+        Number of clusters ``K`` (>= 1); also the embedding size unless
+        ``embedding_dim`` is given.
+    variant : {"p", "np"}, default="p"
+        ``"p"`` (IDEC^p): start from the pretrained autoencoder; ``"np"``
+        (IDEC^np): from a random one. The centres start from k-means++ on
+        the initial embedding in both.
+    gamma : float, default=0.1
+        Weight γ of the KL term (IDEC's default); the paper's values depend on
+        the dataset (``dkm.protocol.paper``).
+    update_interval : int, default=140
+        Iterations between target updates (IDEC's code: 140 MNIST, 30 USPS,
+        3 Reuters).
+    tol : float, default=0.001
+        Stopping threshold on the fraction of changed labels.
+    epochs : int, optional
+        Most training epochs; by default the paper's 50 (``"p"``) or 200
+        (``"np"``).
+    pretrain_epochs : int, default=50
+        Pretraining epochs of variant ``"p"``.
+    kmeans_restarts : int, default=20
+        k-means++ restarts for the initial centres (IDEC's code: 20).
+    reconstruction : {"mean", "sum"}, default="mean"
+        Squared error averaged over features (IDEC's Keras ``"mse"``, to which
+        the paper's γ values refer) or summed (DKM's ``g``). Since Adam is
+        nearly blind to the loss's scale, ``"mean"`` with γ trains like
+        ``"sum"`` with ``n_features · γ``: on many features the KL term can
+        then dominate (the book's chapter 7, 20NEWS IDEC^np).
+    carry_optimizer_state : bool, default=False
+        Continue pretraining's Adam moments; IDEC's code started a fresh Adam.
+    hidden_sizes : tuple of int, default=(500, 500, 2000)
+        Encoder hidden layers; the decoder mirrors them.
+    embedding_dim : int, optional
+        Embedding size; defaults to ``n_clusters`` as in the paper.
+    batch_size : int, default=256
+    learning_rate : float, default=1e-3
+        Adam's learning rate.
+    sampler : {"permutation", "independent", "sequential"}, default="permutation"
+        Minibatch order (see :class:`dkm.training.BatchSampler`).
+    layout : {"stacked", "sequential"}, optional
+        How :meth:`fit_seeds` runs several replicas (by device when None:
+        :func:`dkm.training.default_layout`); it does not change the result.
+    pretrained : Pretrained, optional
+        A pretraining to start from instead of computing one (variants with
+        pretraining): :func:`dkm.methods.pretraining.load_or_pretrain` for the
+        seed of ``random_state`` (or the seeds of :meth:`fit_seeds`), with
+        ``pretrain_epochs`` epochs and the same loop settings, as KMeans takes
+        an ``init`` array. The protocol shares one between its methods.
+    random_state : int, RandomState or None, default=None
+        Seed; the same int gives identical results, bit for bit.
+    progress : bool, default=True
+        Show progress bars.
+    jit_compile : bool, default=True
+        Compile training epochs with XLA.
+    checkpoint_dir : str or path-like, optional
+        Where :meth:`fit` saves its training state, every five minutes and at
+        the end of each phase (:mod:`dkm.checkpoints`). Called again after an
+        interruption, on the same data with the same parameters, ``fit``
+        resumes from it and ends as if it had never stopped; the files are
+        removed once it has finished. Needs an int ``random_state``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from dkm import IDEC
+    >>> X, y = load_digits(return_X_y=True)
+    >>> model = IDEC(n_clusters=10, gamma=0.1, update_interval=7, pretrain_epochs=5,
+    ...              epochs=5, random_state=0, progress=False).fit(X / 16)
+    >>> model.labels_.shape
+    (1797,)
+    """
+
+    _parameter_constraints: dict = {
+        **BASELINE_CONSTRAINTS,
+        "gamma": [NON_NEGATIVE],
+        "update_interval": [POSITIVE_INT],
+        "tol": [NON_NEGATIVE],
+        "reconstruction": [StrOptions(set(RECONSTRUCTIONS))],
+    }
+    _config_class = IDECConfig
+    _fit_function = staticmethod(fit_idec)
+
+    def __init__(
+        self,
+        n_clusters: int = 10,
+        *,
+        variant: str = "p",
+        gamma: float = 0.1,
+        update_interval: int = 140,
+        tol: float = 1e-3,
+        epochs: int | None = None,
+        pretrain_epochs: int = 50,
+        kmeans_restarts: int = 20,
+        reconstruction: str = "mean",
+        carry_optimizer_state: bool = False,
+        hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
+        embedding_dim: int | None = None,
+        batch_size: int = 256,
+        learning_rate: float = 1e-3,
+        sampler: str = "permutation",
+        layout: str | None = None,
+        pretrained: Pretrained | None = None,
+        random_state=None,
+        progress: bool = True,
+        jit_compile: bool = True,
+        checkpoint_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.n_clusters = n_clusters
+        self.variant = variant
+        self.gamma = gamma
+        self.update_interval = update_interval
+        self.tol = tol
+        self.epochs = epochs
+        self.pretrain_epochs = pretrain_epochs
+        self.kmeans_restarts = kmeans_restarts
+        self.reconstruction = reconstruction
+        self.carry_optimizer_state = carry_optimizer_state
+        self.hidden_sizes = hidden_sizes
+        self.embedding_dim = embedding_dim
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.sampler = sampler
+        self.layout = layout
+        self.pretrained = pretrained
+        self.random_state = random_state
+        self.progress = progress
+        self.jit_compile = jit_compile
+        self.checkpoint_dir = checkpoint_dir
+
+    def _variant_fields(self) -> dict[str, Any]:
+        return variant_epochs(IDEC_VARIANTS, self.variant, self.epochs, self.pretrain_epochs)

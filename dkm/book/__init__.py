@@ -1,0 +1,6 @@
+"""What the book is built from, on the protocol's records: statistics, tables, the paper's
+claims tested, the ablation studies, snapshots and figures.
+
+It imports the core and :mod:`dkm.protocol`; nothing but the command line imports it. The
+package map of :mod:`dkm` lists its modules.
+"""

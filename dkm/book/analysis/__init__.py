@@ -1,0 +1,121 @@
+"""The paper's claims, tested on the records: same-seed paired differences and verdicts.
+
+The paper's "Clustering results" section and its supplement make comparative
+claims ("DKM^a markedly outperforms DCN^np on all datasets"). Each claim is
+here a :class:`Claim`: two of the paper's models, the datasets it covers, and
+the kind of comparison. :func:`check_claims` confronts it with the records: for
+every dataset and metric, the difference of the two models' scores on the same
+seeds (same initial network, minibatches and pretraining, so the pair
+removes what the seeds share), its mean and t interval, the difference of the
+paper's published means, and a verdict:
+
+``reproduced``
+    a "better" claim whose interval lies above 0; an "on par" claim whose
+    interval contains 0; a "not worse" claim whose interval reaches above 0.
+``not reproduced``
+    otherwise, with at least :data:`MIN_PAIRS` seed pairs.
+``not testable``
+    the dataset is not in the records (RCV1), or fewer seed pairs than
+    :data:`MIN_PAIRS`.
+``excepted``
+    a cell the paper itself leaves out of the claim (DKM^p against IDEC^p
+    in NMI on MNIST); its numbers are still given.
+
+:func:`verdicts_given` keeps the verdicts of the first two kinds;
+:func:`failing_between` the claims that fail between two given methods
+(:func:`claim_methods` names a claim's two).
+
+The runs of a model are those the result tables use (:mod:`dkm.book.tables`): the
+method's records for the dataset and distance at the trade-off value with the
+best mean validation ACC, which for the protocol's stores is the paper's own
+value.
+
+Beyond the claims
+-----------------
+The same records answer the book's other questions, one private module each:
+:func:`search_records`, :func:`search_curves`, :func:`search_summary` and
+:func:`paper_tradeoff` read a line search; :func:`coverage` counts the seeds
+each dataset and method has run (:func:`missing_seeds`, :func:`missing_search_seeds` those
+still missing), and :func:`progress` a dataset's runs against
+the protocol's; :func:`on_paper_dataset` and :func:`variant_effect` show a data
+variant's runs and what the variant changes; :func:`check_runs`,
+:func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
+check scripts, :func:`rerun_gaps` compares reruns with the records they
+repeat, :func:`repeated_runs` finds the configurations recorded twice,
+:func:`reruns` gathers both kinds of rerun in one table (:func:`kept_reruns`
+reads those kept apart), and :func:`isa_probe_table` reads the probe of a
+snapshot's arithmetic on this machine; :func:`standin_check_error`, :func:`standin_throughput` and
+:func:`standin_runs` read the GPU stand-in's measurements, and
+:func:`standin_ratio_range`, :func:`standin_spread` and
+:func:`standin_same_errors` summarise them; :func:`standin_precision_effect` compares the
+stand-in's scores in two matmul precisions, and :func:`standin_alpha_curves` and
+:func:`standin_alpha_scores` read its runs at each α, :func:`standin_rescaling_effect`
+what rescaling α as the embedding shrinks does, :func:`standin_tradeoff_points` its
+scores at each λ and :func:`standin_tradeoff_table` sets them beside the package's, and
+:func:`standin_cluster_loss` reads where they lose clusters; :func:`standin_rows` reads a
+study's output files (:data:`STANDIN_OUTPUTS`); :func:`authors_code_comparison` sets the
+authors' own code beside the package and the paper.
+"""
+from __future__ import annotations
+
+# One private module per job (dkm/__init__.py maps them); every public name is
+# re-exported here, the one place to import it from.
+from dkm.book.analysis._authors_code import AUTHORS_CODE_COLUMNS, authors_code_comparison
+from dkm.book.analysis._checks import (
+    check_gap, check_runs, isa_probe_table, kept_reruns, protocol_gap, repeated_runs, rerun_gaps,
+    reruns,
+)
+from dkm.book.analysis._claims import (
+    CLAIMS,
+    MIN_PAIRS,
+    VERDICT_SYMBOLS,
+    VERDICTS,
+    Claim,
+    check_claims,
+    claim_methods,
+    claims_table,
+    failing_between,
+    verdict_grid,
+    verdicts_given,
+)
+from dkm.book.analysis._coverage import coverage, missing_search_seeds, missing_seeds, progress
+from dkm.book.analysis._line_search import (
+    SEARCH_SUMMARY_COLUMNS,
+    paper_tradeoff,
+    search_curves,
+    search_records,
+    search_summary,
+)
+from dkm.book.analysis._paired import paired_difference, seed_scores, signed
+from dkm.book.analysis._standin import (
+    STANDIN_OUTPUTS,
+    standin_alpha_curves,
+    standin_alpha_scores,
+    standin_check_error,
+    standin_cluster_loss,
+    standin_precision_effect,
+    standin_ratio_range,
+    standin_rescaling_effect,
+    standin_rows,
+    standin_runs,
+    standin_same_errors,
+    standin_spread,
+    standin_throughput,
+    standin_tradeoff_points,
+    standin_tradeoff_table,
+)
+from dkm.book.analysis._variants import on_paper_dataset, variant_effect
+
+__all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
+           "paired_difference", "signed",
+           "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
+           "coverage", "missing_seeds", "missing_search_seeds",
+           "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
+           "isa_probe_table", "repeated_runs", "reruns", "kept_reruns",
+           "claims_table", "search_records", "paper_tradeoff", "search_curves",
+           "search_summary", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",
+           "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",
+           "standin_same_errors", "standin_precision_effect", "standin_alpha_curves",
+           "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",
+           "standin_tradeoff_table", "standin_cluster_loss", "STANDIN_OUTPUTS",
+           "standin_rows", "rerun_gaps", "authors_code_comparison", "AUTHORS_CODE_COLUMNS"]

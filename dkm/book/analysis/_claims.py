@@ -1,0 +1,254 @@
+"""The paper's comparative claims (:data:`CLAIMS`), checked on the records, and their tables."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pandas as pd
+
+from dkm.book.analysis._paired import paired_difference, seed_scores, signed
+from dkm.book.tables import typeset
+from dkm.data import paper_dataset
+from dkm.protocol import paper
+from dkm.protocol.results import records_to_dataframe
+
+#: Verdicts of a claim on one dataset and metric.
+VERDICTS = ("reproduced", "not reproduced", "not testable", "excepted")
+#: Fewest same-seed pairs for an interval (and a verdict).
+MIN_PAIRS = 3
+ClaimKind = Literal["better", "on par", "not worse"]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One comparative claim of the paper.
+
+    Attributes
+    ----------
+    key : str
+        Short identifier.
+    text : str
+        The claim, close to the paper's words.
+    first, second : str
+        The paper's labels of the two models compared (``"DKM^p + KM"``).
+    kind : {"better", "on par", "not worse"}
+        What the paper says of ``first`` against ``second``.
+    datasets : tuple of str
+        The datasets (package ids) the paper makes the claim for.
+    table : str
+        The paper's table with both models' figures (:func:`dkm.protocol.paper.reported`).
+    metrics : tuple of str
+        The metrics the claim covers.
+    exceptions : tuple of (str, str)
+        The (dataset, metric) cells the paper itself excepts from the claim
+        ("with the exception of the NMI results on MNIST"): their numbers are
+        reported, their verdict is ``"excepted"``.
+    """
+
+    key: str
+    text: str
+    first: str
+    second: str
+    kind: ClaimKind
+    datasets: tuple[str, ...]
+    table: str
+    metrics: tuple[str, ...] = ("acc", "nmi")
+    exceptions: tuple[tuple[str, str], ...] = ()
+
+
+_ALL = ("mnist", "usps", "20news", "rcv1")
+_NOT_RCV1 = ("mnist", "usps", "20news")
+
+#: The comparative claims of the paper's "Clustering results" section and supplement.
+CLAIMS: tuple[Claim, ...] = (
+    Claim("dkm-a>dcn-np", "without pretraining, DKM^a markedly outperforms DCN^np on all datasets",
+          "DKM^a", "DCN^np", "better", _ALL, "table1"),
+    Claim("dkm-p>dcn-p", "DKM^p improves significantly over DCN^p on all collections except RCV1",
+          "DKM^p", "DCN^p", "better", _NOT_RCV1, "table1"),
+    Claim("dcn-p=ae-km", "in all cases, DCN^p performs on par with AE-KM",
+          "DCN^p", "AE-KM", "on par", _ALL, "table1"),
+    Claim("dkm-p>ae-km", "AE-KM obtains the worst results of the pretrained methods "
+          "(here: against DKM^p)", "DKM^p", "AE-KM", "better", _ALL, "table1"),
+    Claim("dcn-p>dcn-np", "pretraining helps DCN substantially", "DCN^p", "DCN^np", "better",
+          _ALL, "table1"),
+    Claim("idec-p>idec-np", "pretraining helps IDEC substantially", "IDEC^p", "IDEC^np", "better",
+          _ALL, "table2"),
+    Claim("dkm-a>idec-np", "DKM^a significantly outperforms IDEC^np, except on RCV1",
+          "DKM^a", "IDEC^np", "better", _NOT_RCV1, "table2"),
+    Claim("dkm-p>=idec-p", "DKM^p is better than IDEC^p or not significantly different "
+          "(except MNIST NMI)", "DKM^p", "IDEC^p", "not worse", _ALL, "table2",
+          exceptions=(("mnist", "nmi"),)),
+    Claim("dkm-p+km>ae-km", "k-means on DKM^p's embedding beats k-means on the autoencoder's",
+          "DKM^p + KM", "AE-KM", "better", _ALL, "friendliness"),
+    Claim("dkm-p+km>=dcn-p+km", "DKM^p's embedding is the most k-means-friendly "
+          "(not worse than DCN^p's)", "DKM^p + KM", "DCN^p + KM", "not worse", _ALL,
+          "friendliness"),
+    Claim("dkm-a-ce>ee", "on 20NEWS, DKM^a with the cosine distance beats the euclidean one "
+          "(ACC)", "DKM^a_ce", "DKM^a_ee", "better", ("20news",), "cosine", ("acc",)),
+)
+
+
+def _verdict(kind: ClaimKind, low: float, high: float, n: int, excepted: bool) -> str:
+    if excepted:
+        return "excepted"
+    if n < MIN_PAIRS or math.isnan(low):
+        return "not testable"
+    holds = {"better": low > 0, "on par": low <= 0 <= high, "not worse": high >= 0}[kind]
+    return "reproduced" if holds else "not reproduced"
+
+
+def check_claims(
+    records: Iterable[Mapping[str, Any]],
+    claims: Sequence[Claim] = CLAIMS,
+    datasets: Sequence[str] | None = None,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Every claim on every dataset and metric it covers, against the records.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Run records of any datasets (a variant such as ``"usps-sharp"`` is
+        tested against the claims on its paper dataset).
+    claims : sequence of Claim
+    datasets : sequence of str, optional
+        Dataset ids to report; by default the claims' datasets and every
+        variant of them found in the records.
+    confidence : float
+        Level of the paired t interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (claim, dataset, metric): ``claim`` (key), ``text``,
+        ``kind``, ``dataset``, ``metric``, ``paper`` (the difference of the
+        paper's means, points), ``ours``, ``low``, ``high`` (same-seed mean
+        difference and interval, points), ``n`` (seed pairs) and ``verdict``.
+    """
+    records = list(records)
+    frame = records_to_dataframe(records) if records else pd.DataFrame(
+        columns=["dataset", "method", "seed", "distance", "tradeoff"])
+    frame = frame.drop_duplicates("config_hash", keep="last") if len(frame) else frame
+    present = list(dict.fromkeys(frame["dataset"]))
+    rows = []
+    for claim in claims:
+        names = datasets or [*claim.datasets,
+                             *(d for d in present if d not in claim.datasets
+                               and paper_dataset(d) in claim.datasets)]
+        for dataset in names:
+            if paper_dataset(dataset) not in claim.datasets:
+                continue
+            for metric in claim.metrics:
+                published = (paper.reported(claim.table, claim.first, paper_dataset(dataset), metric)[0]
+                             - paper.reported(claim.table, claim.second, paper_dataset(dataset),
+                                              metric)[0])
+                mean, low, high, n = paired_difference(
+                    seed_scores(frame, claim.first, dataset, metric),
+                    seed_scores(frame, claim.second, dataset, metric), confidence)
+                rows.append({"claim": claim.key, "text": claim.text, "kind": claim.kind,
+                             "dataset": dataset, "metric": metric, "paper": round(published, 1),
+                             "ours": mean, "low": low, "high": high, "n": n,
+                             "verdict": _verdict(claim.kind, low, high, n, (
+                                 paper_dataset(dataset), metric) in claim.exceptions)})
+    return pd.DataFrame(rows, columns=["claim", "text", "kind", "dataset", "metric", "paper",
+                                       "ours", "low", "high", "n", "verdict"])
+
+
+#: Symbols of the verdicts in :func:`verdict_grid`.
+VERDICT_SYMBOLS = {"reproduced": "✓", "not reproduced": "✗", "not testable": "–",
+                   "excepted": "·"}
+
+
+def verdicts_given(checked: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`check_claims` that carry a verdict on the claim: reproduced or not
+    (neither not testable nor excepted by the paper)."""
+    return checked[checked["verdict"].isin(["reproduced", "not reproduced"])]
+
+
+def claim_methods(key: str, claims: Sequence[Claim] = CLAIMS) -> tuple[str, str]:
+    """The method ids of the two models of the claim ``key`` (``"DKM^p + KM"`` is ``dkm-p``)."""
+    claim = next((c for c in claims if c.key == key), None)
+    if claim is None:
+        raise ValueError(f"no claim {key!r}; the claims are {[c.key for c in claims]}")
+    return (paper.parse_model_label(claim.first).method,
+            paper.parse_model_label(claim.second).method)
+
+
+def failing_between(checked: pd.DataFrame, methods: Iterable[str],
+                    claims: Sequence[Claim] = CLAIMS) -> pd.DataFrame:
+    """The rows of :func:`check_claims` not reproduced whose two models are both among
+    ``methods`` (method ids), e.g. models whose own scores match the paper's figures."""
+    methods = set(methods)
+    inside = checked["claim"].map(lambda key: set(claim_methods(key, claims)) <= methods)
+    return checked[(checked["verdict"] == "not reproduced") & inside.astype(bool)]
+
+
+def verdict_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = None) -> pd.DataFrame:
+    """The verdicts of :func:`check_claims` at a glance: claims × datasets.
+
+    Each cell holds one symbol per metric of the claim, in the claim's order
+    (:data:`VERDICT_SYMBOLS`), e.g. ``"✓ ✗"`` for ACC reproduced and NMI
+    not; empty where the paper does not make the claim for the dataset.
+    """
+    order = list(dataset_order or dict.fromkeys(checked["dataset"]))
+    cells: dict[str, dict[str, str]] = {}
+    for (text, dataset), rows in checked.groupby(["text", "dataset"], sort=False):
+        cells.setdefault(text, {})[dataset] = " ".join(VERDICT_SYMBOLS[v] for v in rows["verdict"])
+    grid = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=order)
+    return grid.fillna("")
+
+
+def _difference_text(ours: float, low: float, high: float, n: int) -> str:
+    """Our mean paired difference ± the half-width of its interval ("–" without pairs).
+
+    The spaces around ± do not break, so that a narrow table column keeps the figure on one line.
+    """
+    if n == 0:
+        return "–"
+    half = (high - low) / 2
+    return signed(ours) if math.isnan(half) else f"{signed(ours)}\u00a0±\u00a0{half:.1f}"
+
+
+def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """:func:`check_claims` as a reader's table: one row per claim and dataset.
+
+    Parameters
+    ----------
+    checked : pandas.DataFrame
+        The output of :func:`check_claims`.
+    names : mapping, optional
+        Display names of the dataset ids, in the order the rows take
+        (datasets not named keep their id and come last).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (claim text with typeset labels, dataset name); columns
+        ``("", "n")`` (most seed pairs of the row) and, per metric,
+        ``(METRIC, "paper")`` (the paper's difference), ``(METRIC, "ours")``
+        (mean ± half-width of the interval) and ``(METRIC, " ")`` (the
+        verdict's symbol, :data:`VERDICT_SYMBOLS`). Cells of a metric the
+        claim does not cover are empty.
+    """
+    names = dict(names or {})
+    order = {name: i for i, name in enumerate(names)}
+    rows = []
+    for key in dict.fromkeys(checked["claim"]):
+        part = checked[checked["claim"] == key]
+        groups = sorted(part.groupby("dataset", sort=False),
+                        key=lambda group: order.get(group[0], len(order)))
+        for dataset, cells in groups:
+            row: dict[Any, Any] = {"claim": typeset(cells["text"].iloc[0]),
+                                   "dataset": names.get(dataset, dataset),
+                                   ("", "n"): int(cells["n"].max())}
+            for cell in cells.itertuples():
+                metric = cell.metric.upper()
+                row[(metric, "paper")] = signed(cell.paper)
+                row[(metric, "ours")] = _difference_text(cell.ours, cell.low, cell.high, cell.n)
+                row[(metric, " ")] = VERDICT_SYMBOLS[cell.verdict]
+            rows.append(row)
+    table = pd.DataFrame(rows).set_index(["claim", "dataset"]).fillna("")
+    table.columns = pd.MultiIndex.from_tuples(table.columns)
+    return table

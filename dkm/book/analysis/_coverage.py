@@ -1,0 +1,89 @@
+"""How far a store has come: the seeds each dataset and method has a scored record for (at
+every value of a line search's grid, for a search)."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from dkm.protocol import paper
+
+
+def coverage(records: Iterable[Mapping[str, Any]], methods: Sequence[str],
+             seeds: Sequence[int] = paper.PAPER_SEEDS) -> pd.DataFrame:
+    """How many of ``seeds`` each dataset × method has a scored record for.
+
+    Records of several trade-off values or distances count a seed once.
+    """
+    seen = _scored_seeds(r for r in records if r["seed"] in seeds)
+    datasets = list(dict.fromkeys(d for d, _ in seen))
+    return pd.DataFrame([[len(seen.get((d, m), ())) for m in methods] for d in datasets],
+                        index=datasets, columns=list(methods))
+
+
+def progress(records: Iterable[Mapping[str, Any]], dataset: str, methods: Sequence[str],
+             seeds: Sequence[int] = paper.PAPER_SEEDS) -> tuple[int, int]:
+    """How many of a dataset's runs (one per method and seed) are done, and of how many.
+
+    Returns
+    -------
+    tuple of int
+        The number of (method, seed) pairs of ``dataset`` with a scored record
+        (:func:`coverage`), and ``len(methods) * len(seeds)``.
+    """
+    covered = coverage((r for r in records if r["dataset"] == dataset), methods, seeds)
+    done = int(covered.loc[dataset].sum()) if dataset in covered.index else 0
+    return done, len(methods) * len(seeds)
+
+
+def missing_seeds(records: Iterable[Mapping[str, Any]], dataset: str, methods: Sequence[str],
+                  seeds: Sequence[int] = paper.PAPER_SEEDS) -> dict[str, tuple[int, ...]]:
+    """The seeds of each method that have no scored record of ``dataset`` yet.
+
+    Returns
+    -------
+    dict
+        Each method of ``methods`` that misses a seed, to its missing seeds in
+        the order of ``seeds``; empty when every run is there.
+    """
+    done = _scored_seeds(r for r in records if r["dataset"] == dataset)
+    missing = {method: tuple(seed for seed in seeds if seed not in done.get((dataset, method), ()))
+               for method in methods}
+    return {method: left for method, left in missing.items() if left}
+
+
+def missing_search_seeds(records: Iterable[Mapping[str, Any]], dataset: str,
+                         methods: Sequence[str], values: Sequence[float],
+                         seeds: Sequence[int]) -> dict[str, tuple[int, ...]]:
+    """The seeds of each method whose line search over ``values`` is not complete on ``dataset``.
+
+    A seed is missing when one value of the grid or more has no scored record
+    of that method and seed (``params["lambda"]`` or ``params["gamma"]``).
+
+    Returns
+    -------
+    dict
+        Each method of ``methods`` that misses a seed, to those seeds in the
+        order of ``seeds``; empty when every run of the search is there.
+    """
+    done: dict[tuple[str, int], set[float]] = {}
+    for r in records:
+        value = r["params"].get("lambda", r["params"].get("gamma"))
+        if r["dataset"] == dataset and r.get("metrics") and value is not None:
+            done.setdefault((r["method"], r["seed"]), set()).add(value)
+    missing = {method: tuple(seed for seed in seeds
+                             if not all(any(math.isclose(value, run) for run in
+                                            done.get((method, seed), ())) for value in values))
+               for method in methods}
+    return {method: left for method, left in missing.items() if left}
+
+
+def _scored_seeds(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], set[int]]:
+    """The seeds each (dataset, method) has a scored record for, in order of first appearance."""
+    seen: dict[tuple[str, str], set[int]] = {}
+    for r in records:
+        if r.get("metrics"):
+            seen.setdefault((r["dataset"], r["method"]), set()).add(r["seed"])
+    return seen

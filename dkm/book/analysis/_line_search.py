@@ -1,0 +1,112 @@
+"""A line search of λ or γ in the records: its runs, its curves and the paper's optimum."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from dkm.protocol import paper
+
+
+def search_records(records: Iterable[Mapping[str, Any]], dataset: str, methods: Sequence[str],
+                   seeds: Sequence[int] | None = None,
+                   scale: float | None = None) -> list[dict[str, Any]]:
+    """The Euclidean records of a line search, restricted to a dataset, methods, seeds, scale.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Run records (e.g. ``ResultsStore(path).records()``).
+    dataset : str
+    methods : sequence of str
+    seeds : sequence of int, optional
+        Keep only these seeds (all by default).
+    scale : float, optional
+        Keep only runs at this data scale (all by default).
+
+    Returns
+    -------
+    list of dict
+    """
+    return [dict(r) for r in records
+            if r["dataset"] == dataset and r["method"] in methods
+            and r["params"].get("distance", "euclidean") == "euclidean"
+            and (seeds is None or r["seed"] in seeds)
+            and (scale is None or r["params"].get("scale") == scale)]
+
+
+def paper_tradeoff(method: str, dataset: str) -> float:
+    """The paper's validation-optimal λ or γ for a method, NaN where it gives none (DKM^pa)."""
+    return paper.optimal_tradeoff(method, dataset, default=math.nan)
+
+
+def search_curves(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean, standard deviation and count of validation and test ACC per (method, trade-off).
+
+    ``frame`` is :func:`dkm.protocol.results.records_to_dataframe` of a line search.
+    """
+    return frame.groupby(["method", "tradeoff"])[["val_acc", "test_acc"]].agg(
+        ["mean", "std", "count"])
+
+
+#: The columns of :func:`search_summary`, scores in percent.
+SEARCH_SUMMARY_COLUMNS: tuple[str, ...] = (
+    "tradeoff_name", "chosen", "paper", "values", "runs", "val_chosen",
+    "test_chosen", "std_chosen", "test_paper", "std_paper",
+    "best", "test_best", "smallest", "test_smallest", "largest", "test_largest", "mean_std",
+)
+
+
+def search_summary(frame: pd.DataFrame, records: Iterable[Mapping[str, Any]],
+                   reference: str) -> pd.DataFrame:
+    """What a line search chose for each method, against the paper's value.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :func:`dkm.protocol.results.records_to_dataframe` of the search's records.
+    records : iterable of dict
+        The same records (the validation choice is
+        :func:`dkm.book.tables.selected_tradeoffs`'s).
+    reference : str
+        The dataset whose published λ/γ is compared (the paper's name).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per method with a choice, indexed by method id, with the
+        columns :data:`SEARCH_SUMMARY_COLUMNS`: the chosen and the paper's value
+        (NaN where the paper gives none), the number of grid values and of runs
+        at the chosen one, the mean validation ACC there, the mean and standard
+        deviation over the seeds of the test ACC at the chosen and at the
+        paper's value (NaN where it was not run), the value with the best mean
+        test ACC and that mean, the test ACC at the grid's two ends, and the
+        mean over the grid of the seeds' standard deviation. Scores in percent.
+    """
+    from dkm.book.tables import selected_tradeoffs
+
+    curves = search_curves(frame)
+    choice = selected_tradeoffs(records).set_index("method")
+    rows = {}
+    for method in [m for m in dict.fromkeys(frame["method"]) if m in choice.index]:
+        test = 100 * curves.loc[method].xs("test_acc", axis=1, level=0)
+        chosen, theirs = float(choice.loc[method, "selected"]), paper_tradeoff(method, reference)
+
+        def at(value: float, column: str) -> float:
+            return float(test.loc[value, column]) if value in test.index else math.nan
+
+        rows[method] = {
+            "tradeoff_name": choice.loc[method, "tradeoff_name"], "chosen": chosen,
+            "paper": theirs, "values": int(choice.loc[method, "values"]),
+            "runs": int(choice.loc[method, "runs"]),
+            "val_chosen": 100 * float(choice.loc[method, "val_acc"]),
+            "test_chosen": at(chosen, "mean"), "std_chosen": at(chosen, "std"),
+            "test_paper": at(theirs, "mean"), "std_paper": at(theirs, "std"),
+            "best": float(test["mean"].idxmax()), "test_best": float(test["mean"].max()),
+            "smallest": float(test.index[0]), "test_smallest": float(test["mean"].iloc[0]),
+            "largest": float(test.index[-1]), "test_largest": float(test["mean"].iloc[-1]),
+            "mean_std": float(test["std"].mean()),
+        }
+    return pd.DataFrame.from_dict(rows, orient="index", columns=list(SEARCH_SUMMARY_COLUMNS))

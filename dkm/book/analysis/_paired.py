@@ -1,0 +1,83 @@
+"""Same-seed scores of a model and the paired difference of two: what the claims compare.
+
+Two models run on the same seeds share their initial network, minibatches and
+pretraining; the difference of their scores seed by seed removes what the seeds
+share. The data variants and the ablations compare their runs the same way.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from scipy import stats as _scipy_stats
+
+from dkm.book.tables import selected_tradeoff
+from dkm.protocol import paper
+
+_SPLIT_PREFIXES = {"validation": "val", "test": "test"}
+
+
+def seed_scores(frame: pd.DataFrame, model: str, dataset: str, metric: str,
+                split: str = "test") -> pd.Series:
+    """One model's scores by seed (percent), at the selected trade-off value.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Records as :func:`dkm.protocol.results.records_to_dataframe` gives them.
+    model : str
+        The paper's label (``"DKM^p"``, ``"DKM^a_ce"``, ``"DCN^p + KM"``).
+    dataset : str
+        Dataset id as the records name it (``"usps-sharp"`` included).
+    metric : {"acc", "nmi", "ari"}
+    split : {"validation", "test"}
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by seed, sorted; empty when there is no run.
+    """
+    ref = paper.parse_model_label(model)
+    runs = frame[(frame["method"] == ref.method) & (frame["dataset"] == dataset)
+                 & (frame["distance"] == (ref.distance or "euclidean"))]
+    chosen = selected_tradeoff(runs)
+    if not math.isnan(chosen):
+        runs = runs[runs["tradeoff"] == chosen]
+    column = f"{'km_' if ref.kmeans_on_embedding else ''}{_SPLIT_PREFIXES[split]}_{metric}"
+    scores = runs.set_index("seed")[column].dropna() * 100
+    return scores[~scores.index.duplicated(keep="last")].sort_index()
+
+
+def paired_difference(first: pd.Series, second: pd.Series,
+                      confidence: float = 0.95) -> tuple[float, float, float, int]:
+    """Mean of ``first − second`` over their common seeds, its t interval and the pairs.
+
+    Returns
+    -------
+    mean, low, high : float
+        NaN when there are no pairs; the interval is NaN with fewer than two.
+    n : int
+        Number of seed pairs.
+    """
+    common = first.index.intersection(second.index)
+    differences = (first[common] - second[common]).to_numpy(dtype=float)
+    n = len(differences)
+    if n == 0:
+        return math.nan, math.nan, math.nan, 0
+    mean = float(differences.mean())
+    if n < 2:
+        return mean, math.nan, math.nan, n
+    half = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)
+                 * differences.std(ddof=1) / math.sqrt(n))
+    return mean, mean - half, mean + half, n
+
+
+def signed(value: float, decimals: int = 1) -> str:
+    """A difference as text, signed, with ``decimals`` decimals and a true minus sign.
+
+    Examples
+    --------
+    >>> signed(1.23), signed(-0.6), signed(-16.2, 0)
+    ('+1.2', '−0.6', '−16')
+    """
+    return f"{value:+.{decimals}f}".replace("-", "\u2212")

@@ -1,0 +1,434 @@
+"""Summaries, the paper's significance marks and comparisons with the paper.
+
+Summaries
+---------
+:func:`summarize` gives the mean, the standard deviation and the number of
+runs. The paper reports "average and standard deviation computed over 10
+runs" without saying which standard deviation; this module uses the sample
+standard deviation (``ddof=1``), the one Student's t-test is built on. With
+10 runs it is 5 % larger than the population one (``ddof=0``), which is
+below the rounding of most of the paper's figures.
+
+Significance marks
+------------------
+The paper marks, in each column (dataset × metric) of its Tables 1-2 and of
+the supplement's ARI tables, the cells "with no significant difference
+(p > 0.05) to the best approach with (resp. without) pretraining": bold
+relative to the best mean among the pretrained methods, underlined relative
+to the best mean among the methods without pretraining. Every row of the
+column, whatever its group, is tested against both bests; the test is
+Student's two-sample t-test with equal variances on the runs
+(``scipy.stats.ttest_ind(..., equal_var=True)``). :func:`significance_marks`
+implements this for any grouping; :data:`DEFAULT_GROUPS` is the paper's:
+AE-KM, DCN^p, IDEC^p, DKM^p (and DKM^pa) are pretrained, DCN^np, IDEC^np and
+DKM^a are not, and KM is compared with both bests but never defines one.
+
+What the paper's marks confirm and contradict. Replaying the rule on the
+published means and standard deviations (``ttest_ind_from_stats``, 10 runs
+each) reproduces 434 of the 444 mark decisions (cell × mark) of the six
+marked tables:
+
+* every row is compared with both bests, whatever its own group: in Table 1,
+  USPS ACC, AE-KM (72.9±0.8) is underlined, i.e. not significantly
+  different from the best method *without* pretraining, DKM^a (75.5±6.8;
+  p = 0.25), while KM (67.3±0.1; p = 0.001) is not; on RCV1 NMI, KM
+  (31.3±5.4) is both bold and underlined;
+* KM and AE-KM are never the best of a column in the paper, so the tables
+  cannot tell whether they could define a best; the defaults put AE-KM, an
+  autoencoder pretrained like DCN^p and DKM^p, with the pretrained methods
+  and KM, which learns no representation, in neither group;
+* six disagreements are borderline (p between 0.038 and 0.048 from the
+  rounded figures, marked as not significant in the paper: DKM^a against
+  DKM^p on RCV1 ACC and NMI in Table 1, both directions, and DKM^a + KM
+  against DKM^p + KM on MNIST NMI and RCV1 ACC in the friendliness table),
+  explainable by the rounding of the published figures;
+* four are not: Table 1 MNIST ACC, DKM^a (82.3±3.2) is not bold although
+  p = 0.18 against DKM^p (84.0±2.2); Table 1 USPS ACC, DCN^p (73.0±0.8) is
+  not underlined although AE-KM (72.9±0.8), with nearly the same figures, is
+  (p = 0.26 against DKM^a); ARI of RCV1 in the k-Means-related table, AE-KM
+  (23.9±4.3) and DCN^p (24.0±4.3) are not underlined although p = 0.12 and
+  0.11 against the best without pretraining, DKM^a (20.7±4.4), while KM
+  (20.6±2.8) is. A Welch test instead of Student's gives the same ten
+  disagreements, so they are not due to the choice of test.
+
+Degenerate cases. SciPy returns NaN when both samples have zero variance;
+:func:`student_pvalue` then returns 1.0 for identical constants (not
+significantly different) and 0.0 for different constants (significantly
+different). A test needs at least 2 runs on each side: a cell with fewer
+runs is never marked unless it is the best itself, and when the best has a
+single run only the best is marked.
+
+Comparison with the paper
+-------------------------
+:func:`compare_with_paper` tests the reproduced runs against the paper's
+mean, standard deviation and number of runs with Welch's t-test from summary
+statistics (``ttest_ind_from_stats(..., equal_var=False)``), since the two
+implementations need not share a variance. With a single reproduced run no
+variance can be estimated; the run is then treated as one draw from the
+paper's distribution: ``z = (x - paper_mean) / paper_std`` with a two-sided
+normal p value, i.e. "consistent" when ``|x - paper_mean| < 1.96 ·
+paper_std``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Collection, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TypeVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats as _scipy_stats
+
+from dkm.protocol import registry
+
+__all__ = [
+    "ALPHA",
+    "PRETRAINED",
+    "NOT_PRETRAINED",
+    "DEFAULT_GROUPS",
+    "VERDICTS",
+    "summarize",
+    "student_pvalue",
+    "welch_interval",
+    "significance_marks",
+    "Comparison",
+    "compare_with_paper",
+    "p_value_within_rounding",
+]
+
+#: Significance level of every test (the paper's p > 0.05).
+ALPHA = 0.05
+#: Methods with autoencoder pretraining (:data:`dkm.protocol.registry.METHODS`).
+PRETRAINED = frozenset(m.id for m in registry.METHODS.values() if m.group == "pretrained")
+#: Deep clustering methods without pretraining.
+NOT_PRETRAINED = frozenset(m.id for m in registry.METHODS.values() if m.group == "not pretrained")
+#: The paper's marks: mark -> the rows whose best mean defines it.
+DEFAULT_GROUPS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {"bold": PRETRAINED, "underline": NOT_PRETRAINED}
+)
+#: The possible verdicts of :func:`compare_with_paper`.
+VERDICTS = ("consistent", "better", "worse")
+
+Key = TypeVar("Key", bound=Hashable)
+
+
+def _runs(values: ArrayLike, name: str = "values") -> np.ndarray:
+    """``values`` as a 1-D float array of finite numbers, or raise."""
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} must be finite numbers, got {array.tolist()}")
+    return array
+
+
+def summarize(values: ArrayLike) -> tuple[float, float, int]:
+    """Mean, sample standard deviation (``ddof=1``) and number of runs.
+
+    Parameters
+    ----------
+    values : array_like
+        One number per run.
+
+    Returns
+    -------
+    tuple of (float, float, int)
+        The standard deviation is NaN for a single run.
+
+    Raises
+    ------
+    ValueError
+        If there are no values or one is not finite.
+    """
+    runs = _runs(values)
+    if runs.size == 0:
+        raise ValueError("cannot summarize zero runs")
+    std = float(runs.std(ddof=1)) if runs.size > 1 else float("nan")
+    return float(runs.mean()), std, int(runs.size)
+
+
+def _constant(runs: np.ndarray) -> bool:
+    return bool(runs.max() == runs.min())
+
+
+def _two_samples(a: ArrayLike, b: ArrayLike, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` and ``b`` as runs for a two-sample t statistic, or raise."""
+    first, second = _runs(a, "a"), _runs(b, "b")
+    if first.size < 2 or second.size < 2:
+        raise ValueError(
+            f"{what} needs at least 2 runs per sample, got {first.size} and {second.size}"
+        )
+    return first, second
+
+
+def _t_test(first: np.ndarray, second: np.ndarray, *, equal_var: bool):
+    """SciPy's two-sample t-test of two samples not both constant."""
+    with warnings.catch_warnings():
+        if _constant(first) or _constant(second):
+            # SciPy warns of precision loss for a constant sample, whose variance is exactly 0.
+            warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
+        return _scipy_stats.ttest_ind(first, second, equal_var=equal_var)
+
+
+def student_pvalue(a: ArrayLike, b: ArrayLike) -> float:
+    """Two-sided p value of Student's two-sample t-test (equal variances).
+
+    Unlike SciPy, which returns NaN when both samples are constant, this
+    returns 1.0 when the two constants are equal and 0.0 when they differ.
+
+    Raises
+    ------
+    ValueError
+        If either sample has fewer than 2 runs.
+    """
+    first, second = _two_samples(a, b, "Student's t-test")
+    if _constant(first) and _constant(second):
+        return 1.0 if first[0] == second[0] else 0.0
+    return float(_t_test(first, second, equal_var=True).pvalue)
+
+
+def welch_interval(a: ArrayLike, b: ArrayLike,
+                   confidence: float = 0.95) -> tuple[float, float, float]:
+    """Difference of two independent samples' means, ``mean(a) − mean(b)``, and its Welch
+    t interval: for runs on different seeds, where no pairing removes what seeds share.
+
+    Two constant samples give the difference as both ends of the interval.
+
+    Raises
+    ------
+    ValueError
+        If either sample has fewer than 2 runs.
+    """
+    first, second = _two_samples(a, b, "Welch's interval")
+    difference = float(first.mean() - second.mean())
+    if _constant(first) and _constant(second):
+        return difference, difference, difference
+    low, high = _t_test(first, second, equal_var=False).confidence_interval(confidence)
+    return difference, float(low), float(high)
+
+
+def _marked(
+    samples: Mapping[Key, np.ndarray], members: Collection[Key], alpha: float
+) -> frozenset[Key]:
+    """The best of ``members`` and every row not significantly different from it."""
+    candidates = [key for key in samples if key in members and samples[key].size]
+    if not candidates:
+        return frozenset()
+    best = max(candidates, key=lambda key: samples[key].mean())
+    if samples[best].size < 2:
+        return frozenset({best})
+    return frozenset(
+        key
+        for key, runs in samples.items()
+        if key == best or (runs.size >= 2 and student_pvalue(runs, samples[best]) > alpha)
+    )
+
+
+def significance_marks(
+    samples: Mapping[Key, Sequence[float]],
+    groups: Mapping[str, Collection[Key]] = DEFAULT_GROUPS,
+    *,
+    alpha: float = ALPHA,
+) -> dict[str, frozenset[Key]]:
+    """The paper's marks for one column of a table.
+
+    For each mark, the best row is the one with the highest mean among the
+    rows of its group; the mark goes to the best row and to every row (of
+    any group) whose runs are not significantly different from the best's
+    (:func:`student_pvalue` > ``alpha``). Rows outside every group (KM in
+    the paper) are marked but never define a best.
+
+    Parameters
+    ----------
+    samples : mapping
+        Row -> the runs of that row in this column (possibly empty: a row
+        that was not run is never marked).
+    groups : mapping
+        Mark name -> the rows that may define its best. The default,
+        :data:`DEFAULT_GROUPS`, keys rows by method id: ``"bold"`` for the
+        pretrained methods and ``"underline"`` for those without pretraining.
+        Use ``{"bold": samples.keys()}`` for "no significant difference to
+        the best" over every row.
+    alpha : float
+        Significance level.
+
+    Returns
+    -------
+    dict
+        Mark name -> the rows that carry it; empty when no row of the group
+        has a run. Rows with fewer than 2 runs are never tested, so they are
+        marked only when they are the best; a best with a single run marks
+        itself only.
+
+    Examples
+    --------
+    >>> marks = significance_marks(
+    ...     {"dkm-p": [75, 76, 77], "dcn-p": [74, 75, 76], "dkm-a": [60, 61, 62]})
+    >>> sorted(marks["bold"]), sorted(marks["underline"])
+    (['dcn-p', 'dkm-p'], ['dkm-a'])
+    """
+    runs = {key: _runs(values, f"samples[{key!r}]") for key, values in samples.items()}
+    return {mark: _marked(runs, members, alpha) for mark, members in groups.items()}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A reproduced cell against the paper's figure.
+
+    Attributes
+    ----------
+    verdict : str
+        ``"consistent"`` (p > alpha), otherwise ``"better"`` or ``"worse"``
+        by the sign of ``difference`` (higher is better for every metric).
+    difference : float
+        Reproduced mean minus the paper's mean.
+    p_value : float
+        Two-sided p value of ``test``.
+    test : str
+        ``"welch"`` (two or more runs) or ``"z"`` (a single run).
+    mean, std, n : float, float, int
+        The reproduced summary (:func:`summarize`).
+    paper_mean, paper_std, paper_n : float, float, int
+        The paper's figure.
+    """
+
+    verdict: str
+    difference: float
+    p_value: float
+    test: str
+    mean: float
+    std: float
+    n: int
+    paper_mean: float
+    paper_std: float
+    paper_n: int
+
+
+def _z_pvalue(difference: float, paper_std: float) -> float:
+    if paper_std == 0:
+        return 1.0 if difference == 0 else 0.0
+    return float(2 * _scipy_stats.norm.sf(abs(difference) / paper_std))
+
+
+def _welch_pvalue(
+    mean: float, std: float, n: int, paper_mean: float, paper_std: float, paper_n: int
+) -> float:
+    if std == 0 and paper_std == 0:
+        return 1.0 if mean == paper_mean else 0.0
+    result = _scipy_stats.ttest_ind_from_stats(
+        mean, std, n, paper_mean, paper_std, paper_n, equal_var=False
+    )
+    return float(result.pvalue)
+
+
+def _paper_test(
+    mean: float, std: float, n: int, paper_mean: float, paper_std: float, paper_n: int
+) -> tuple[str, float]:
+    """The test of :func:`compare_with_paper` and its p value."""
+    if n == 1:
+        return "z", _z_pvalue(mean - paper_mean, paper_std)
+    return "welch", _welch_pvalue(mean, std, n, paper_mean, paper_std, paper_n)
+
+
+def compare_with_paper(
+    values: ArrayLike,
+    paper_mean: float,
+    paper_std: float,
+    paper_n: int = 10,
+    *,
+    alpha: float = ALPHA,
+) -> Comparison:
+    """Is the reproduction consistent with the paper's mean ± std over n runs?
+
+    Parameters
+    ----------
+    values : array_like
+        The reproduced runs, in the paper's units (percent).
+    paper_mean, paper_std, paper_n : float, float, int
+        The paper's figure (see :func:`dkm.protocol.paper.reported`).
+    alpha : float
+        Significance level.
+
+    Returns
+    -------
+    Comparison
+        With two or more runs: Welch's t-test from the summaries. With one
+        run: a z test against the paper's spread, ``z = (x - paper_mean) /
+        paper_std`` (consistent when ``|x - paper_mean| < 1.96 · paper_std``
+        at alpha = 0.05). With zero spread on both sides, equal means are
+        consistent (p = 1) and different ones are not (p = 0).
+
+    Raises
+    ------
+    ValueError
+        With no runs, a non-finite value, a negative ``paper_std`` or
+        ``paper_n < 2``.
+    """
+    if not np.isfinite([paper_mean, paper_std]).all() or paper_std < 0:
+        raise ValueError(
+            f"the paper's figure must be finite with std >= 0, got {paper_mean}±{paper_std}"
+        )
+    if paper_n < 2:
+        raise ValueError(f"paper_n must be at least 2, got {paper_n}")
+    mean, std, n = summarize(values)
+    difference = mean - paper_mean
+    test, p_value = _paper_test(mean, std, n, paper_mean, paper_std, paper_n)
+    if p_value > alpha:
+        verdict = "consistent"
+    else:
+        verdict = "better" if difference > 0 else "worse"
+    return Comparison(
+        verdict,
+        difference,
+        p_value,
+        test,
+        mean,
+        std,
+        n,
+        float(paper_mean),
+        float(paper_std),
+        int(paper_n),
+    )
+
+
+def p_value_within_rounding(comparison: Comparison, resolution: float = 0.1) -> float:
+    """The p value of ``comparison`` at the reading of the paper's rounded figure most
+    favourable to agreement.
+
+    The paper prints its means and standard deviations rounded to ``resolution``
+    (0.1 point), so each stands for any value within half of it. The p value of
+    :func:`compare_with_paper` grows as the paper's mean comes nearer to ours, so
+    the mean is moved towards ours by up to ``resolution / 2``; it mostly grows
+    with the paper's spread too, but not always (Welch's degrees of freedom
+    change with it), so the standard deviation is searched over its interval
+    (21 evenly spaced values). Above ``alpha``, the disagreement rests on the
+    last printed digit of the paper's figure.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        A result of :func:`compare_with_paper`.
+    resolution : float, default=0.1
+        The rounding step of the paper's figures, in their units.
+
+    Returns
+    -------
+    float
+        The largest p value over the rounding interval of the paper's figure.
+
+    Raises
+    ------
+    ValueError
+        If ``resolution`` is not a finite number > 0.
+    """
+    if not np.isfinite(resolution) or resolution <= 0:
+        raise ValueError(f"resolution must be a finite number > 0, got {resolution}")
+    half = resolution / 2
+    gap = comparison.mean - comparison.paper_mean
+    nearest_mean = comparison.paper_mean + float(np.clip(gap, -half, half))
+    spreads = np.linspace(max(comparison.paper_std - half, 0.0), comparison.paper_std + half, 21)
+    return max(_paper_test(comparison.mean, comparison.std, comparison.n, nearest_mean,
+                           float(spread), comparison.paper_n)[1] for spread in spreads)

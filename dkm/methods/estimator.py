@@ -1,0 +1,396 @@
+"""The scikit-learn estimator every deep clustering method's estimator extends.
+
+:class:`DeepClusteringEstimator` holds what every deep method shares (input
+checks, seeding, the fitted attributes, ``predict`` and ``transform``); each
+method's module configures it: :class:`dkm.methods.dkm.DeepKMeans` for the
+paper's method, :class:`dkm.methods.dcn.DCN` and :class:`dkm.methods.idec.IDEC`
+for the two deep baselines.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from abc import ABC, abstractmethod
+from numbers import Integral, Real
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import tensorflow as tf
+from sklearn.base import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
+                          TransformerMixin, _fit_context)
+from sklearn.utils import check_array, check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from dkm.autoencoder import Architecture, Autoencoder
+from dkm.checkpoints import RunCheckpoints, code_version, run_key
+from dkm.losses import get_distance
+from dkm.methods.common import LoopConfig, MethodResult, nearest_center
+from dkm.methods.config import jsonable
+from dkm.methods.pretraining import Pretrained
+from dkm.training import LAYOUTS, SAMPLERS, embed, enable_determinism
+
+_MAX_SEED = 2**31 - 1
+
+
+POSITIVE_INT = Interval(Integral, 1, None, closed="left")
+NON_NEGATIVE_INT = Interval(Integral, 0, None, closed="left")
+NON_NEGATIVE = Interval(Real, 0, None, closed="left")  # also excludes inf and nan
+POSITIVE = Interval(Real, 0, None, closed="neither")
+
+
+def check_pretraining(variant: str, pretrain_epochs: int) -> int:
+    """The pretraining epochs of ``variant``: none for ``"a"`` and ``"np"``, else at least one."""
+    if variant in ("a", "np"):
+        return 0
+    if pretrain_epochs < 1:
+        raise ValueError(f"pretrain_epochs must be a positive integer for variant {variant!r}, "
+                         f"got {pretrain_epochs!r}")
+    return int(pretrain_epochs)
+
+
+class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin,
+                              BaseEstimator, ABC):
+    """Shared machinery of the deep clustering estimators.
+
+    Subclasses define ``__init__`` (their parameters, stored unchanged, as
+    scikit-learn requires), the constraints of their own parameters (added to
+    :attr:`_parameter_constraints`), their configuration class
+    (:attr:`_config_class`, every field of which is a parameter of the same
+    name), the function that trains it (:attr:`_fit_function`) and
+    :meth:`_variant_fields`; they must have the parameters ``n_clusters``,
+    ``variant``, ``hidden_sizes``, ``embedding_dim``, ``batch_size``,
+    ``learning_rate``, ``sampler``, ``layout``, ``pretrained``,
+    ``random_state``, ``progress``, ``jit_compile`` and ``checkpoint_dir``. scikit-learn checks
+    every parameter against the constraints when ``fit`` starts; checks that
+    involve two parameters are the subclasses' :meth:`_variant_fields`.
+
+    :meth:`fit` trains one network, seeded by ``random_state``;
+    :meth:`fit_seeds` trains one per seed together (stacked replicas) and
+    returns their :class:`dkm.methods.common.MethodResult`, as the protocol
+    does (:meth:`from_config` builds the estimator of a protocol's
+    configuration).
+
+    Fitted attributes
+    -----------------
+    labels_ : ndarray of shape (n_samples,)
+        Cluster of every training point (from a forward pass after training).
+    cluster_centers_ : ndarray of shape (n_clusters, embedding_dim)
+        Cluster centres in the embedding space.
+    history_ : dict of str to ndarray
+        Per-epoch training curves (loss and its terms).
+    autoencoder_weights_ : list of ndarray
+        Weights of the trained autoencoder.
+    embedding_ : ndarray of shape (n_samples, embedding_dim)
+        Final embedding of every training point.
+    seed_ : int
+        The seed actually used (drawn from ``random_state`` when not an int).
+    resumed_ : list of dict
+        The training phases that started from a checkpoint of ``checkpoint_dir``
+        (``phase``, ``from_epoch``, ``seconds`` saved, ``written_by``); empty
+        when the fit ran from its start.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen in ``fit``, when they all are strings.
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [POSITIVE_INT],
+        "hidden_sizes": ["array-like"],
+        "embedding_dim": [POSITIVE_INT, None],
+        "batch_size": [POSITIVE_INT],
+        "learning_rate": [POSITIVE],
+        "sampler": [StrOptions(set(SAMPLERS))],
+        "layout": [StrOptions(set(LAYOUTS)), None],
+        "pretrained": [Pretrained, None],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+        "jit_compile": ["boolean"],
+        "pretrain_epochs": [NON_NEGATIVE_INT],
+        "kmeans_restarts": [POSITIVE_INT],
+        "carry_optimizer_state": ["boolean"],
+        "checkpoint_dir": [str, os.PathLike, None],
+    }
+
+    #: The configuration class of the method; its fields are parameters of the estimator.
+    _config_class: type
+    #: ``fit(X, n_clusters, seeds, config, loop, pretrained=None, embedding_dim=None)``.
+    _fit_function: Callable[..., MethodResult]
+
+    _distance_name: str = "euclidean"
+
+    @abstractmethod
+    def _variant_fields(self) -> dict[str, Any]:
+        """The configuration fields that the variant decides (epochs, schedule, ...)."""
+
+    def _config(self) -> Any:
+        """The configuration trained: every field from the parameter of its name, then the
+        variant's."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self._config_class)}
+        return self._config_class(**{**fields, **self._variant_fields()})
+
+    @classmethod
+    def from_config(cls, config: Any, loop: LoopConfig, n_clusters: int, *, variant: str,
+                    pretrained: Pretrained | None = None,
+                    random_state=None) -> "DeepClusteringEstimator":
+        """The estimator that trains ``config`` with the loop settings ``loop``.
+
+        The protocol's route to a method (:meth:`dkm.protocol.registry.Method.train`):
+        the result of :meth:`fit_seeds` is that of the method's fit function
+        called with ``config`` and ``loop``, bit for bit.
+
+        Parameters
+        ----------
+        config : object
+            The method's configuration (an instance of :attr:`_config_class`).
+        loop : LoopConfig
+            Settings of the shared training loop.
+        n_clusters : int
+            Number of clusters ``K``, also the embedding size.
+        variant : str
+            The estimator's variant (``"p"``, ...) whose configuration ``config`` is.
+        pretrained : Pretrained, optional
+            The shared pretraining to start from.
+        random_state : int, optional
+            The seed of :meth:`fit`.
+
+        Raises
+        ------
+        ValueError
+            When ``config`` is not of this estimator's configuration class, or
+            when the estimator would train another configuration (a pretraining
+            for a variant without one, say).
+        """
+        if not isinstance(config, cls._config_class):
+            raise ValueError(f"{cls.__name__} trains a {cls._config_class.__name__}, "
+                             f"got {type(config).__name__}")
+        fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+        estimator = cls(
+            n_clusters, variant=variant, **fields, hidden_sizes=tuple(loop.hidden_sizes),
+            batch_size=loop.batch_size, learning_rate=loop.learning_rate, sampler=loop.sampler,
+            layout=loop.layout, pretrained=pretrained, random_state=random_state,
+            progress=loop.progress, jit_compile=loop.jit_compile,
+        )
+        estimator._validate_params()
+        if estimator._config() != config:
+            raise ValueError(f"{cls.__name__}(variant={variant!r}) cannot train {config}: it "
+                             f"would train {estimator._config()}")
+        return estimator
+
+    def _check_X(self, X, *, fitting: bool) -> np.ndarray:
+        """``X`` as finite float32; ``fitting`` records its features, else checks them."""
+        X = validate_data(self, X, reset=fitting, dtype=np.float32, ensure_all_finite=True)
+        if fitting:
+            self._check_n_samples(X)
+        return X
+
+    def _check_n_samples(self, X: np.ndarray) -> None:
+        if X.shape[0] < self.n_clusters:
+            raise ValueError(
+                f"n_samples={X.shape[0]} is smaller than n_clusters={self.n_clusters}: "
+                "there must be at least one sample per cluster"
+            )
+
+    def _check_pretrained(self, config: Any, n_replicas: int, n_features: int) -> None:
+        """``pretrained`` must be one of ``n_replicas`` networks of the right architecture,
+        pretrained for ``config.pretrain_epochs`` epochs."""
+        if self.pretrained is None:
+            return
+        if not config.pretrain_epochs:
+            raise ValueError(f"variant {self.variant!r} trains without pretraining: "
+                             "pretrained must be None")
+        architecture = self._loop().architecture(n_features, self.embedding_dim or self.n_clusters)
+        shapes = [tuple(w.shape) for w in self.pretrained.weights]
+        expected = [shape for fan_in, fan_out in architecture.layer_shapes
+                    for shape in ((n_replicas, fan_in, fan_out), (n_replicas, 1, fan_out))]
+        if shapes != expected:
+            raise ValueError(f"pretrained holds weights of shapes {shapes}; {n_replicas} "
+                             f"replica(s) of {architecture} need {expected}")
+        epochs = self.pretrained.history["loss"].shape[1]
+        if epochs != config.pretrain_epochs:
+            raise ValueError(f"pretrained was pretrained for {epochs} epochs, "
+                             f"pretrain_epochs is {config.pretrain_epochs}")
+
+    def _seed(self) -> int:
+        if isinstance(self.random_state, (int, np.integer)):
+            return int(self.random_state)
+        return int(check_random_state(self.random_state).randint(_MAX_SEED))
+
+    def _loop(self) -> LoopConfig:
+        return LoopConfig(
+            batch_size=int(self.batch_size),
+            learning_rate=float(self.learning_rate),
+            sampler=self.sampler,
+            hidden_sizes=tuple(self.hidden_sizes),
+            jit_compile=bool(self.jit_compile),
+            layout=self.layout,
+            progress=bool(self.progress),
+        )
+
+    def _fit_checkpoints(self, X: np.ndarray) -> RunCheckpoints | None:
+        """The checkpoints of :meth:`fit` in ``checkpoint_dir``, named by what decides the
+        result: the estimator, its configuration and loop settings, the seed, the data and
+        the pretraining it starts from."""
+        if self.checkpoint_dir is None:
+            return None
+        if not isinstance(self.random_state, (int, np.integer)):
+            raise ValueError(
+                f"checkpoint_dir needs an int random_state, got {self.random_state!r}: an "
+                "interrupted fit can resume only with the seed it started from")
+        loop = self._loop()
+        run = {
+            "estimator": type(self).__name__, "seed": int(self.random_state),
+            "config": jsonable(self._config()), "embedding_dim": self.embedding_dim,
+            "loop": {"batch_size": loop.batch_size, "learning_rate": loop.learning_rate,
+                     "sampler": loop.sampler, "hidden_sizes": list(loop.hidden_sizes),
+                     "jit_compile": loop.jit_compile},
+            "data": [list(X.shape), hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()],
+            "pretrained": None if self.pretrained is None else self.pretrained.fingerprint(0),
+        }
+        return RunCheckpoints(Path(self.checkpoint_dir), run_key([json.dumps(run, sort_keys=True)]),
+                              written_by=code_version())
+
+    def _train(self, X: np.ndarray, seeds: list[int],
+               checkpoints: RunCheckpoints | None = None) -> MethodResult:
+        """Train on validated data, one replica per seed."""
+        config = self._config()
+        self._check_pretrained(config, len(seeds), X.shape[1])
+        loop = dataclasses.replace(self._loop(), checkpoints=checkpoints)
+        return type(self)._fit_function(X, self.n_clusters, seeds, config, loop,
+                                        pretrained=self.pretrained,
+                                        embedding_dim=self.embedding_dim)
+
+    @property
+    def _n_features_out(self) -> int:
+        """Size of the embedding (``transform``'s output), named ``<class>0`` and on."""
+        return self.cluster_centers_.shape[1]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float32"]  # computed in float32
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None) -> "DeepClusteringEstimator":
+        """Train the autoencoder and the clustering jointly on ``X``.
+
+        Asks TensorFlow for deterministic kernels first, then trains as
+        :meth:`fit_seeds` does for the seed of ``random_state``. With
+        ``checkpoint_dir``, a fit interrupted earlier on the same data with the
+        same parameters resumes from its last checkpoint (``resumed_`` says
+        from where).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite values; converted to float32.
+        y : ignored
+            Present for API consistency.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            For bad data or parameters, ``checkpoint_dir`` without an int
+            ``random_state``, or a checkpoint file that cannot be read.
+        """
+        X = self._check_X(X, fitting=True)
+        checkpoints = self._fit_checkpoints(X)
+        enable_determinism()
+        self.seed_ = self._seed()
+        result = self._train(X, [self.seed_], checkpoints)
+        self.labels_ = result.labels[0]
+        self.cluster_centers_ = result.centers[0]
+        self.history_ = {name: values[0] for name, values in result.history.items()}
+        self.autoencoder_weights_ = [w[0] for w in result.weights]
+        self.embedding_ = result.embeddings[0]
+        self.resumed_ = []
+        if checkpoints is not None:
+            self.resumed_ = checkpoints.resumed
+            checkpoints.clear()
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_seeds(self, X, seeds: Sequence[int],
+                  checkpoints: RunCheckpoints | None = None) -> MethodResult:
+        """Train one network per seed on ``X``, together (stacked replicas); ``random_state``
+        is not used.
+
+        The protocol's training (:func:`dkm.protocol.experiments.run_seeds`): the
+        estimator is left unfitted, and the result is returned whole, one
+        row per seed. With ``pretrained``, it holds one replica per seed, in
+        their order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite values; converted to float32.
+        seeds : sequence of int
+            One seed per replica: initialisation, k-means++ and minibatch order.
+        checkpoints : RunCheckpoints, optional
+            Where the training phases save their state and resume from
+            (:mod:`dkm.checkpoints`); none by default.
+
+        Returns
+        -------
+        MethodResult
+            Labels, embeddings, centres, curves and weights, replica axis first.
+
+        Raises
+        ------
+        ValueError
+            For bad data, no seeds, or a ``pretrained`` that does not fit them.
+        """
+        X = check_array(X, dtype=np.float32, ensure_all_finite=True)
+        self._check_n_samples(X)
+        seeds = list(seeds)
+        if not seeds or not all(isinstance(s, (int, np.integer)) for s in seeds):
+            raise ValueError(f"seeds must be a non-empty sequence of integers, got {seeds!r}")
+        return self._train(X, [int(s) for s in seeds], checkpoints)
+
+    def _embed(self, X: np.ndarray) -> np.ndarray:
+        architecture = Architecture(
+            self.n_features_in_,
+            self.cluster_centers_.shape[1],
+            tuple(self.hidden_sizes),
+        )
+        weights = [w[None] for w in self.autoencoder_weights_]
+        autoencoder = Autoencoder(architecture, [self.seed_], weights=weights)
+        return embed(autoencoder, tf.constant(X))
+
+    def transform(self, X) -> np.ndarray:
+        """Embeddings ``h(x)`` of ``X``, shape ``(n_samples, embedding_dim)``."""
+        check_is_fitted(self)
+        return self._embed(self._check_X(X, fitting=False))[0]
+
+    def predict(self, X) -> np.ndarray:
+        """The nearest cluster centre of each point's embedding."""
+        check_is_fitted(self)
+        embeddings = self._embed(self._check_X(X, fitting=False))
+        distance = get_distance(self._distance_name)
+        return nearest_center(embeddings, self.cluster_centers_[None], distance)[0]
+
+
+def variant_epochs(variants: dict, variant: str, epochs: int | None,
+                    pretrain_epochs: int) -> dict[str, int]:
+    """Training and pretraining epochs of a baseline's variant ``"p"`` or ``"np"``.
+
+    ``epochs=None`` means the paper's value for the variant (``variants``, by suffix).
+    """
+    return {"epochs": variants[variant].epochs if epochs is None else int(epochs),
+            "pretrain_epochs": check_pretraining(variant, pretrain_epochs)}
+
+
+#: The parameters that DCN and IDEC share beyond the base class's.
+BASELINE_CONSTRAINTS: dict = {
+    **DeepClusteringEstimator._parameter_constraints,
+    "variant": [StrOptions({"p", "np"})],
+    "epochs": [POSITIVE_INT, None],
+}

@@ -1,0 +1,89 @@
+"""A resumable grid of runs into a results store: here, piece after piece, or on a Dask cluster.
+
+A grid is datasets × methods × seeds (× λ or γ); :func:`dkm.protocol.experiments.grid_pieces`
+cuts what the store still lacks into independent pieces, which run here
+(:func:`dkm.protocol.experiments.run_piece`) or as tasks of a cluster
+(:func:`dkm.protocol.cluster.run_pieces`), this process writing every record.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from dkm.data import Dataset
+from dkm.protocol.cluster import run_pieces
+from dkm.protocol.experiments import grid_pieces, run_piece
+from dkm.protocol.results import ResultsStore
+
+__all__ = ["run_grid"]
+
+
+def run_grid(
+    datasets: Iterable[str | Dataset],
+    methods: Iterable[str],
+    seeds: Sequence[int],
+    results: str | os.PathLike[str],
+    *,
+    scale: float = 1.0,
+    lambda_search: bool = False,
+    overrides: dict[str, Any] | None = None,
+    seeds_per_batch: int | None = None,
+    loop: Any = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] = lambda message: print(message, file=sys.stderr),
+    client: Any = None,
+) -> int:
+    """Run datasets × methods × seeds (× λ) into a results store; resumable.
+
+    Runs already in the store (same configuration hash) are skipped, so a grid
+    that was interrupted continues where it stopped; each finished batch of
+    seeds is appended at once, so nothing finished is lost. A run that was
+    interrupted itself resumes from its last checkpoint
+    (:func:`dkm.protocol.experiments.run_seeds`), kept in ``checkpoint_dir``, by
+    default ``.checkpoints/`` beside the store; the shared pretraining is cached
+    in ``cache_dir``, by default ``.pretraining-cache/`` there.
+
+    ``seeds_per_batch`` seeds train together as one computation (stacked
+    replicas on a GPU, replica after replica on a CPU:
+    :func:`dkm.training.default_layout`); by default all of them on a GPU and
+    one at a time on a CPU, where that costs no speed and writes each seed's
+    record as soon as it is done (:func:`dkm.training.default_seeds_per_batch`).
+    The results do not depend on it.
+
+    With a Dask ``client`` (:class:`distributed.Client`) the grid's pieces
+    (:class:`dkm.protocol.experiments.Piece`) run as tasks on its cluster and this process
+    alone writes their records as they come back (:func:`dkm.protocol.cluster.run_pieces`).
+
+    Returns
+    -------
+    int
+        Number of records added.
+    """
+    from tqdm.auto import tqdm
+
+    from dkm.methods.common import LoopConfig
+
+    store = ResultsStore(results)
+    loop = loop or LoopConfig(progress=False)
+    cache_dir = cache_dir if cache_dir is not None else Path(results).parent / ".pretraining-cache"
+    checkpoint_dir = (checkpoint_dir if checkpoint_dir is not None
+                      else Path(results).parent / ".checkpoints")
+    pieces = grid_pieces(store, datasets, methods, seeds, scale=scale,
+                         lambda_search=lambda_search, overrides=overrides, loop=loop)
+    if client is not None:
+        return run_pieces(client, pieces, store, scale=scale, loop=loop, cache_dir=cache_dir,
+                          checkpoint_dir=checkpoint_dir, seeds_per_batch=seeds_per_batch,
+                          progress=progress, log=log)
+    added = 0
+    for piece in tqdm(pieces, desc="pieces", disable=not progress):
+        for records in run_piece(piece, scale=scale, loop=loop, cache_dir=cache_dir,
+                                 seeds_per_batch=seeds_per_batch, checkpoint_dir=checkpoint_dir,
+                                 log=log):
+            for record in records:
+                store.append(record)
+                added += 1
+    return added
