@@ -64,7 +64,10 @@ from dkm.analysis._checks import (
 )
 from dkm.analysis._claims import (
     CLAIMS,
+    COLUMNS,
+    FLIP_SYMBOL,
     MIN_PAIRS,
+    SIZE_SYMBOLS,
     VERDICT_SYMBOLS,
     VERDICTS,
     Claim,
@@ -72,6 +75,8 @@ from dkm.analysis._claims import (
     claim_methods,
     claims_table,
     failing_between,
+    flips,
+    magnitude_grid,
     verdict_grid,
     verdicts_given,
 )
@@ -83,7 +88,7 @@ from dkm.analysis._line_search import (
     search_records,
     search_summary,
 )
-from dkm.analysis._paired import paired_difference, seed_scores, signed
+from dkm.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
 from dkm.analysis._standin import (
     STANDIN_OUTPUTS,
     standin_alpha_curves,
@@ -104,7 +109,8 @@ from dkm.analysis._standin import (
 from dkm.analysis._variants import on_paper_dataset, variant_effect
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
-           "paired_difference", "signed",
+           "paired_difference", "unpaired_difference", "signed", "COLUMNS", "SIZE_SYMBOLS",
+           "FLIP_SYMBOL", "flips", "magnitude_grid",
            "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
            "coverage", "missing_seeds",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
