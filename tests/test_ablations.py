@@ -820,4 +820,4 @@ def test_an_interval_end_that_just_excludes_zero_does_not_read_as_zero():
     row = SimpleNamespace(difference=-2.61, low=-5.21, high=-0.0087, paired=3)
     assert difference_text(row) == "−2.6 [−5.2, −0.01]"
     assert difference_text(SimpleNamespace(difference=1.0, low=0.0, high=2.04, paired=3)) == \
-        "+1.0 [+0.0, +2.0]"
+        "+1.0 [0.0, +2.0]"

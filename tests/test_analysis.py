@@ -639,7 +639,7 @@ def test_a_verdict_the_unpaired_test_reverses_is_a_flip_and_is_marked():
     assert not row.size_inside  # the paper's +2.7 points lies far above our +1.0 ± 0.0
     assert list(flips(checked).index) == [0]
     cell = magnitude_grid(checked).loc["DKM^p beats DCN^p", "usps"]
-    assert cell == f"ACC +1.0 ({row.paper:+.1f}) {VERDICT_SYMBOLS['reproduced']} " \
+    assert cell == f"+1.0 ({row.paper:+.1f}) {VERDICT_SYMBOLS['reproduced']} " \
                    f"{SIZE_SYMBOLS[False]} {FLIP_SYMBOL}"
     assert claims_table(checked).iloc[0][("ACC", " ")] == f"✓ {SIZE_SYMBOLS[False]} {FLIP_SYMBOL}"
 

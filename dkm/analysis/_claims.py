@@ -234,7 +234,7 @@ def magnitude_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = 
                    separator: str = "<br>") -> pd.DataFrame:
     """The claims × datasets grid with magnitudes and two marks per metric.
 
-    Each metric of a cell reads ``"ACC +8.6 (+39.1) ✓ ○"``: our same-seed mean difference, the
+    Each metric of a cell (ACC, then NMI) reads ``"+8.6 (+39.1) ✓ ○"``: our same-seed mean difference, the
     paper's difference in parentheses, the verdict on the direction
     (:data:`VERDICT_SYMBOLS`), and whether the paper's difference lies inside our interval
     (:data:`SIZE_SYMBOLS`), followed by :data:`FLIP_SYMBOL` where the paper's unpaired test
@@ -249,8 +249,7 @@ def magnitude_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = 
         for index, row in rows.iterrows():
             ours = "–" if row["n"] == 0 else signed(row["ours"])
             size = SIZE_SYMBOLS[bool(row["size_inside"])] if row["n"] >= MIN_PAIRS else ""
-            parts.append(f"{row['metric'].upper()} {ours} ({signed(row['paper'])}) "
-                         f"{VERDICT_SYMBOLS[row['verdict']]} {size}"
+            parts.append(f"{ours} ({signed(row['paper'])}) {VERDICT_SYMBOLS[row['verdict']]} {size}"
                          + (f" {FLIP_SYMBOL}" if index in flipped else "").rstrip())
         cells.setdefault(text, {})[dataset] = separator.join(p.strip() for p in parts)
     grid = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=order)

@@ -105,7 +105,9 @@ def signed(value: float, decimals: int = 1) -> str:
 
     Examples
     --------
-    >>> signed(1.23), signed(-0.6), signed(-16.2, 0)
-    ('+1.2', '−0.6', '−16')
+    >>> signed(1.23), signed(-0.6), signed(-16.2, 0), signed(-0.04)
+    ('+1.2', '−0.6', '−16', '0.0')
     """
+    if round(value, decimals) == 0:  # no sign on a zero: "−0.0" would read as a measured fall
+        return f"{0:.{decimals}f}"
     return f"{value:+.{decimals}f}".replace("-", "\u2212")
