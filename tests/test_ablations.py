@@ -813,3 +813,13 @@ def test_a_margin_reads_as_the_gap_of_the_papers_margin_of_its_claim_on_its_data
     assert ablations.margin_claim(row, "markdown") == "DKM^p over DCN^p"
     assert ablations.margin_text(row) == (f"1.9 of the paper's {row.margin:.1f} points of "
                                           "DKM<sup>p</sup> over DCN<sup>p</sup> on USPS (sharp file)")
+
+
+def test_an_interval_end_that_just_excludes_zero_does_not_read_as_zero():
+    from types import SimpleNamespace
+
+    from dkm.book.ablations import difference_text
+    row = SimpleNamespace(difference=-2.61, low=-5.21, high=-0.0087, paired=3)
+    assert difference_text(row) == "−2.6 [−5.2, −0.01]"
+    assert difference_text(SimpleNamespace(difference=1.0, low=0.0, high=2.04, paired=3)) == \
+        "+1.0 [0.0, +2.0]"

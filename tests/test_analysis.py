@@ -10,7 +10,8 @@ import scipy.stats
 
 from dkm.book.ablations import tradeoff_choice
 from dkm.book.analysis import (
-    CLAIMS, STANDIN_OUTPUTS, VERDICT_SYMBOLS, Claim, check_claims, check_gap, check_runs,
+    CLAIMS, FLIP_SYMBOL, SIZE_SYMBOLS, STANDIN_OUTPUTS, VERDICT_SYMBOLS, Claim, check_claims,
+    flips, magnitude_grid, unpaired_difference, check_gap, check_runs,
     claim_methods, claims_table, coverage, failing_between, on_paper_dataset, paired_difference,
     paper_tradeoff, progress, protocol_gap, rerun_gaps, search_curves, search_records,
     search_summary, seed_scores, standin_alpha_curves, standin_alpha_scores, standin_check_error,
@@ -645,3 +646,47 @@ def test_a_search_seed_is_missing_until_every_value_of_the_grid_has_run():
         "dcn-p": (second,), "dkm-p": (first, second)}
     records += _runs("usps", "dcn-p", [0.7, 0.7], lam=1.0)
     assert missing_search_seeds(records, "usps", ["dcn-p"], grid, SEEDS[:2]) == {}
+
+
+def test_unpaired_difference_is_students_pooled_t_interval():
+    first = pd.Series([70.0, 72.0, 75.0, 50.0], index=[1, 2, 3, 9])
+    second = pd.Series([68.0, 71.0, 71.0], index=[1, 2, 3])
+    mean, low, high, n = unpaired_difference(first, second)
+    result = scipy.stats.ttest_ind(first, second, equal_var=True)
+    interval = result.confidence_interval(0.95)
+    assert n == 3 and mean == pytest.approx(first.mean() - second.mean())
+    assert (low, high) == pytest.approx((interval.low, interval.high))
+    assert math.isnan(unpaired_difference(first, second[:1])[1])
+    assert unpaired_difference(first, second[:0])[3] == 0
+
+
+def test_a_verdict_the_unpaired_test_reverses_is_a_flip_and_is_marked():
+    """Seed effects shared by both models: the pairs see the difference, the unpaired test not."""
+    claim = Claim("a>b", "DKM^p beats DCN^p", "DKM^p", "DCN^p", "better", ("usps",), "table1",
+                  ("acc",))
+    shared = [0.60, 0.70, 0.80, 0.65]
+    records = (_runs("usps", "dkm-p", [s + 0.01 for s in shared], lam=1.0)
+               + _runs("usps", "dcn-p", shared, lam=0.1))
+    checked = check_claims(records, [claim])
+    row = checked.iloc[0]
+    assert row.verdict == "reproduced" and row.unpaired_verdict == "not reproduced"
+    assert not row.size_inside  # the paper's +2.7 points lies far above our +1.0 ± 0.0
+    assert list(flips(checked).index) == [0]
+    cell = magnitude_grid(checked).loc["DKM^p beats DCN^p", "usps"]
+    assert cell == f"+1.0 ({row.paper:+.1f}) {VERDICT_SYMBOLS['reproduced']} " \
+                   f"{SIZE_SYMBOLS[False]} {FLIP_SYMBOL}"
+    assert claims_table(checked).iloc[0][("ACC", " ")] == f"✓ {SIZE_SYMBOLS[False]} {FLIP_SYMBOL}"
+
+
+def test_the_paper_s_effect_size_inside_our_interval_is_marked():
+    claim = Claim("a>b", "DKM^p beats DCN^p", "DKM^p", "DCN^p", "better", ("usps",), "table1",
+                  ("acc",))
+    margin = (paper.reported("table1", "DKM^p", "usps", "acc")[0]
+              - paper.reported("table1", "DCN^p", "usps", "acc")[0]) / 100
+    base = [0.600, 0.605, 0.610, 0.615]
+    noise = [0.0, 0.002, -0.002, 0.001]
+    records = (_runs("usps", "dkm-p", [b + margin + e for b, e in zip(base, noise)], lam=1.0)
+               + _runs("usps", "dcn-p", base, lam=0.1))
+    checked = check_claims(records, [claim])
+    assert checked.iloc[0].size_inside and flips(checked).empty
+    assert magnitude_grid(checked).iloc[0, 0].endswith(f"✓ {SIZE_SYMBOLS[True]}")

@@ -56,3 +56,42 @@ def test_papermill_runs_the_experiments_chapter_on_an_unlabelled_user_file(tmp_p
     )
     lines = store.read_text().splitlines()
     assert len(lines) == 2 and all('"metrics": null' in line for line in lines)
+
+
+INLINE = "%matplotlib inline"
+
+
+def _draws(cell) -> bool:
+    return cell.cell_type == "code" and "plt." in cell.source
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
+def test_a_chapter_that_draws_sets_the_inline_backend_before_its_first_figure(source):
+    """Under MPLBACKEND=Agg (headless servers, CI images) a kernel would draw nothing."""
+    cells = jupytext.read(source).cells
+    drawing = [i for i, cell in enumerate(cells) if _draws(cell)]
+    if not drawing:
+        pytest.skip("the chapter draws no figure")
+    inline = [i for i, cell in enumerate(cells)
+              if cell.cell_type == "code" and INLINE in cell.source.splitlines()]
+    assert inline and inline[0] < drawing[0], f"{source.name}: no `{INLINE}` before the first figure"
+    assert "remove-cell" in cells[inline[0]].metadata.get("tags", ()), "plumbing is hidden"
+
+
+def test_the_inline_magic_draws_under_mplbackend_agg(monkeypatch):
+    """The premise of the image check (notebooks/conftest.py): with MPLBACKEND=Agg a kernel
+    shows a figure only after `%matplotlib inline`."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    draw = "import matplotlib.pyplot as plt\nplt.plot([0, 1])\nplt.show()"
+
+    def images(*sources: str) -> int:
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+        NotebookClient(notebook, kernel_name="python3", timeout=60).execute()
+        return sum("image/png" in out.get("data", {}) for cell in notebook.cells
+                   for out in cell.outputs)
+
+    assert images(draw) == 0
+    assert images(INLINE, draw) == 1

@@ -381,7 +381,7 @@ def test_scale_label() -> None:
     )
     table = build("table1", records)
     assert table.attrs["scales"] == "0.1, 0.25"
-    assert "Runs at scale: 0.1, 0.25." in render(table)
+    assert "a fraction of the paper's epochs (scale 0.1, 0.25; 1 is the paper's)" in render(table)
     assert build("table1").attrs["scales"] == "none"
 
 

@@ -156,8 +156,17 @@ def difference_text(row: Any, unit: str = "", seeds: bool = False) -> str:
     return text
 
 
+def _bound_text(value: float) -> str:
+    """An interval's end with one decimal, or as many more (up to three) as keep a nonzero end
+    from reading as 0.0: ``−0.01``, not ``−0.0``, for a bound that just excludes zero."""
+    decimals = 1
+    while value != 0 and round(value, decimals) == 0 and decimals < 3:
+        decimals += 1
+    return signed(value, decimals)
+
+
 def _interval_text(low: float, high: float) -> str:
-    return f"[{signed(low)}, {signed(high)}]"
+    return f"[{_bound_text(low)}, {_bound_text(high)}]"
 
 
 def agreement_by_dataset(verdicts: pd.DataFrame, methods: Sequence[str] = (),

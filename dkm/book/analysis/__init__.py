@@ -67,7 +67,10 @@ from dkm.book.analysis._checks import (
 )
 from dkm.book.analysis._claims import (
     CLAIMS,
+    COLUMNS,
+    FLIP_SYMBOL,
     MIN_PAIRS,
+    SIZE_SYMBOLS,
     VERDICT_SYMBOLS,
     VERDICTS,
     Claim,
@@ -75,6 +78,8 @@ from dkm.book.analysis._claims import (
     claim_methods,
     claims_table,
     failing_between,
+    flips,
+    magnitude_grid,
     verdict_grid,
     verdicts_given,
 )
@@ -86,7 +91,7 @@ from dkm.book.analysis._line_search import (
     search_records,
     search_summary,
 )
-from dkm.book.analysis._paired import paired_difference, seed_scores, signed
+from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
 from dkm.book.analysis._standin import (
     STANDIN_OUTPUTS,
     standin_alpha_curves,
@@ -107,7 +112,8 @@ from dkm.book.analysis._standin import (
 from dkm.book.analysis._variants import on_paper_dataset, variant_effect
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
-           "paired_difference", "signed",
+           "paired_difference", "unpaired_difference", "signed", "COLUMNS", "SIZE_SYMBOLS",
+           "FLIP_SYMBOL", "flips", "magnitude_grid",
            "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
            "coverage", "missing_seeds", "missing_search_seeds",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",

@@ -72,12 +72,42 @@ def paired_difference(first: pd.Series, second: pd.Series,
     return mean, mean - half, mean + half, n
 
 
+def unpaired_difference(first: pd.Series, second: pd.Series,
+                        confidence: float = 0.95) -> tuple[float, float, float, int]:
+    """Difference of the two means and its Student's t interval (pooled variance), seeds ignored.
+
+    The paper's test ("Student's t-test from the 10 collected samples"): each model's scores are
+    one sample, whichever seeds they come from.
+
+    Returns
+    -------
+    mean, low, high : float
+        NaN when either sample is empty; the interval is NaN with fewer than three scores.
+    n : int
+        The smaller sample's size.
+    """
+    a, b = first.to_numpy(dtype=float), second.to_numpy(dtype=float)
+    n = min(len(a), len(b))
+    if n == 0:
+        return math.nan, math.nan, math.nan, 0
+    mean = float(a.mean() - b.mean())
+    freedom = len(a) + len(b) - 2
+    if min(len(a), len(b)) < 2 or freedom < 1:
+        return mean, math.nan, math.nan, n
+    pooled = ((len(a) - 1) * a.var(ddof=1) + (len(b) - 1) * b.var(ddof=1)) / freedom
+    half = float(_scipy_stats.t.ppf(0.5 + confidence / 2, freedom)
+                 * math.sqrt(pooled * (1 / len(a) + 1 / len(b))))
+    return mean, mean - half, mean + half, n
+
+
 def signed(value: float, decimals: int = 1) -> str:
     """A difference as text, signed, with ``decimals`` decimals and a true minus sign.
 
     Examples
     --------
-    >>> signed(1.23), signed(-0.6), signed(-16.2, 0)
-    ('+1.2', '−0.6', '−16')
+    >>> signed(1.23), signed(-0.6), signed(-16.2, 0), signed(-0.04)
+    ('+1.2', '−0.6', '−16', '0.0')
     """
+    if round(value, decimals) == 0:  # no sign on a zero: "−0.0" would read as a measured fall
+        return f"{0:.{decimals}f}"
     return f"{value:+.{decimals}f}".replace("-", "\u2212")

@@ -175,6 +175,15 @@ def _compact_cell(value: Any, fmt: _Format) -> str:
             f"{fmt.escape(paper_figure)}</small>")
 
 
+def _scale_sentence(scales: str) -> str:
+    """The epochs the runs trained for, in words: ``"1"`` is the paper's own epochs."""
+    if scales == "1":
+        return "Every run trained for the paper's number of epochs"
+    if scales == "none":
+        return "No run yet"
+    return f"Runs trained for a fraction of the paper's epochs (scale {scales}; 1 is the paper's)"
+
+
 def _caption(table: pd.DataFrame, fmt: _Format) -> str:
     """Caption, legend of the marks and scales, as one escaped paragraph."""
     attrs = table.attrs
@@ -184,7 +193,7 @@ def _caption(table: pd.DataFrame, fmt: _Format) -> str:
             meaning = _COMPACT_LEGEND
         sentences.append(f"{fmt.style_names[style]}: {meaning}." if style else f"{meaning}.")
     if attrs.get("scales") is not None:
-        sentences.append(f"Runs at scale: {attrs['scales']}.")
+        sentences.append(_scale_sentence(attrs["scales"]) + ".")
     return fmt.escape(" ".join(sentence for sentence in sentences if sentence))
 
 
