@@ -70,6 +70,20 @@ def test_the_cpu_identity_names_the_model_and_its_widest_vector_instructions():
     assert cpu_identity("Hardware : an ARM board\n") == platform.machine()
 
 
+def test_the_arithmetic_settings_name_the_vector_extensions_caps_and_threads(monkeypatch):
+    from dkm.protocol.provenance import arithmetic_settings, provenance
+
+    zen4 = "vendor_id : AuthenticAMD\ncpu family : 25\nflags : fpu avx2 avx512f avx512_bf16 sse4_2"
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    settings = arithmetic_settings(zen4)
+    assert settings["vector_extensions"] == ["sse4_2", "avx2", "avx512f", "avx512_bf16"]
+    assert settings["environment"]["ONEDNN_MAX_CPU_ISA"] == "AVX2"
+    assert "XLA_FLAGS" not in settings["environment"]
+    assert isinstance(settings["intra_op_threads"], int)
+    assert set(provenance()["arithmetic"]) == set(settings)
+
+
 def test_the_commit_is_dirty_only_when_the_package_itself_changed(tmp_path):
     def git(*args):
         return subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,

@@ -1,7 +1,9 @@
 """What decides a run's numbers, recorded with it: the code, the libraries, the hardware.
 
-A CPU run's float rounding can depend on the CPU's vector instruction set (XLA compiles for
-the host's), so a record names the CPU (:func:`cpu_identity`) beside the versions.
+A CPU run's float rounding can depend on the CPU's vector instruction set (oneDNN and XLA pick
+their kernels for the host's), so a record names the CPU (:func:`cpu_identity`) beside the
+versions, and the settings that choose the kernels and split the work
+(:func:`arithmetic_settings`).
 """
 from __future__ import annotations
 
@@ -16,7 +18,16 @@ import numpy as np
 import dkm
 from dkm.checkpoints import code_version
 
-__all__ = ["provenance", "cpu_identity"]
+__all__ = ["provenance", "cpu_identity", "arithmetic_settings"]
+
+#: The CPU flags of the vector instruction sets that oneDNN and XLA may choose kernels for.
+VECTOR_EXTENSIONS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
+                     "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
+                     "amx_int8")
+#: Environment variables that change which kernels run or how many threads share the work.
+ARITHMETIC_VARIABLES = ("TF_ENABLE_ONEDNN_OPTS", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA",
+                        "XLA_FLAGS", "TF_XLA_FLAGS", "OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
+                        "TF_NUM_INTEROP_THREADS", "TF_DETERMINISTIC_OPS")
 
 
 @functools.cache
@@ -36,6 +47,36 @@ def provenance() -> dict[str, str]:
         "python": platform.python_version(), "tensorflow": tf.__version__,
         "numpy": np.__version__, "scikit_learn": sklearn.__version__,
         "device": device, "cpu": cpu_identity(), "hostname": socket.gethostname(),
+        "arithmetic": arithmetic_settings(),
+    }
+
+
+def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
+    """What decides a run's floating-point arithmetic besides the code, the data and the seed.
+
+    Parameters
+    ----------
+    cpuinfo : str, optional
+        The text of ``/proc/cpuinfo``; read from there when not given.
+
+    Returns
+    -------
+    dict
+        ``vector_extensions``: the CPU's flags among :data:`VECTOR_EXTENSIONS`;
+        ``environment``: each of :data:`ARITHMETIC_VARIABLES` that is set, with
+        its value (oneDNN's and XLA's instruction-set caps, the thread counts);
+        ``intra_op_threads`` and ``inter_op_threads``: TensorFlow's thread pools
+        (0: one thread per core).
+    """
+    import tensorflow as tf
+
+    flags = set(_cpuinfo_fields(cpuinfo).get("flags", "").split())
+    return {
+        "vector_extensions": [isa for isa in VECTOR_EXTENSIONS if isa in flags],
+        "environment": {name: os.environ[name] for name in ARITHMETIC_VARIABLES
+                        if name in os.environ},
+        "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
+        "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
     }
 
 
