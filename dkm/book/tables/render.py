@@ -176,9 +176,9 @@ def _compact_cell(value: Any, fmt: _Format) -> str:
 
 
 def _scale_sentence(scales: str) -> str:
-    """The epochs the runs trained for, in words: ``"1"`` is the paper's own epochs."""
-    if scales == "1":
-        return "Every run trained for the paper's number of epochs"
+    """The epochs the runs trained for, in words; nothing for ``"1"``, the paper's own epochs."""
+    if scales == "1":  # the usual case: the text around the table says it once
+        return ""
     if scales == "none":
         return "No run yet"
     return f"Runs trained for a fraction of the paper's epochs (scale {scales}; 1 is the paper's)"
@@ -193,7 +193,8 @@ def _caption(table: pd.DataFrame, fmt: _Format) -> str:
             meaning = _COMPACT_LEGEND
         sentences.append(f"{fmt.style_names[style]}: {meaning}." if style else f"{meaning}.")
     if attrs.get("scales") is not None:
-        sentences.append(_scale_sentence(attrs["scales"]) + ".")
+        sentence = _scale_sentence(attrs["scales"])
+        sentences.append(sentence + "." if sentence else "")
     return fmt.escape(" ".join(sentence for sentence in sentences if sentence))
 
 
