@@ -7,7 +7,7 @@ import pytest
 
 from dkm.book import stats
 from dkm.cli import PAPER_METHODS
-from dkm.protocol import paper, registry, results
+from dkm.protocol import paper, registry
 
 
 def test_every_entry_is_consistent_with_its_own_configuration():
@@ -33,7 +33,6 @@ def test_every_entry_is_consistent_with_its_own_configuration():
 
 
 def test_the_modules_derive_their_method_lists_from_the_registry():
-    assert results.METHODS == tuple(registry.METHODS)
     assert PAPER_METHODS == ("km", "ae-km", "dcn-np", "dcn-p", "idec-np", "idec-p", "dkm-a", "dkm-p")
     assert stats.PRETRAINED == {"ae-km", "dcn-p", "idec-p", "dkm-p", "dkm-pa", "dcn-p-authors",
                                 "ae-km-authors-code", "dcn-p-authors-code", "dkm-p-authors-code"}
