@@ -75,10 +75,11 @@ The book, ``dkm.book``:
 ``dkm.book.analysis._paired`` a model's scores by seed; the same-seed difference of two models.
 ``dkm.book.analysis._claims`` the paper's claims tested on the records: verdicts and their tables.
 ``dkm.book.analysis._line_search`` a line search's runs, curves and choices; the paper's λ or γ.
-``dkm.book.analysis._coverage`` how many seeds each dataset and method has run.
+``dkm.book.analysis._coverage`` how many seeds each dataset and method has run (a search: at each value).
 ``dkm.book.analysis._variants`` a data variant's runs under its paper dataset, and its effect.
 ``dkm.book.analysis._checks`` the runs of the benchmarks' check scripts and their gaps.
 ``dkm.book.analysis._standin`` the GPU stand-in's output as tables: throughput, runs, precision, α.
+``dkm.book.analysis._authors_code`` the authors' own code beside the package and the paper.
 ``dkm.book.figures``         figures drawn from records (the λ line search's curves).
 ``dkm.book.ablations``       the ablation studies, a run's switches and their effect against the
                              protocol's runs, one private module per job, all re-exported by

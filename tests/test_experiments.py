@@ -1,6 +1,7 @@
 """The protocol: records, the resumable grid, and the command line."""
 from __future__ import annotations
 
+from pathlib import Path
 import json
 import os
 import platform
@@ -13,7 +14,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT
 from dkm.checkpoints import code_version
 from dkm.data import load
 from dkm.methods.common import LoopConfig
@@ -173,6 +173,10 @@ GRID_SCRIPT = """
 import sys
 from dkm.methods.common import LoopConfig
 from dkm.protocol.grid import run_grid
+
+# the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
+# the test modules do not import from either)
+REPO_ROOT = Path(__file__).resolve().parents[1]
 run_grid(["digits"], ["km", "dkm-p"], [1, 2, 3], sys.argv[1], scale=0.02, seeds_per_batch=1,
          loop=LoopConfig(hidden_sizes=(32, 32, 64), progress=False), progress=False)
 """

@@ -4,8 +4,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
-from conftest import REPO_ROOT
+# the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
+# the test modules do not import from either)
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # import-linter with the contracts of pyproject.toml, on the package of this checkout
 LINT = ("import sys; from importlinter.cli import lint_imports; "

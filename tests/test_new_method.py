@@ -7,6 +7,7 @@ out of the registry of the other tests.
 """
 from __future__ import annotations
 
+from pathlib import Path
 import json
 import subprocess
 import sys
@@ -14,7 +15,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from conftest import REPO_ROOT
+# the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
+# the test modules do not import from either)
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
 
 
 @dataclass(frozen=True)

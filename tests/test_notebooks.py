@@ -1,10 +1,14 @@
 """Every chapter's MyST Markdown and its paired .ipynb hold the same cells."""
 from __future__ import annotations
 
+from pathlib import Path
 import jupytext
 import pytest
 
-from conftest import REPO_ROOT
+# the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
+# the test modules do not import from either)
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
 SOURCES = sorted(NOTEBOOKS.glob("*.md"))

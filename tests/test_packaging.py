@@ -1,11 +1,15 @@
 """The project's set-up files agree with each other."""
 from __future__ import annotations
 
+from pathlib import Path
 import tomllib
 
 import dkm
 
-from conftest import REPO_ROOT
+# the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
+# the test modules do not import from either)
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
 
 
 def _pyproject() -> dict:
