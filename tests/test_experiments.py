@@ -1,7 +1,6 @@
 """The protocol: records, the resumable grid, and the command line."""
 from __future__ import annotations
 
-from pathlib import Path
 import json
 import os
 import platform
@@ -9,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -22,6 +22,10 @@ from dkm.protocol.experiments import (TRADEOFF_GRID, configure, fit_methods, gri
                                       run_seeds)
 from dkm.protocol.grid import run_grid
 from dkm.protocol.results import ResultsStore
+
+# the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
+# the test modules do not import from either)
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 TINY = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
 
@@ -174,9 +178,6 @@ import sys
 from dkm.methods.common import LoopConfig
 from dkm.protocol.grid import run_grid
 
-# the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
-# the test modules do not import from either)
-REPO_ROOT = Path(__file__).resolve().parents[1]
 run_grid(["digits"], ["km", "dkm-p"], [1, 2, 3], sys.argv[1], scale=0.02, seeds_per_batch=1,
          loop=LoopConfig(hidden_sizes=(32, 32, 64), progress=False), progress=False)
 """

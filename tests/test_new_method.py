@@ -7,11 +7,11 @@ out of the registry of the other tests.
 """
 from __future__ import annotations
 
-from pathlib import Path
 import json
 import subprocess
 import sys
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 

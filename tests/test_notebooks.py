@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 import jupytext
 import pytest
 
 # the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
 # the test modules do not import from either)
 REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
 NOTEBOOKS = REPO_ROOT / "notebooks"
 SOURCES = sorted(NOTEBOOKS.glob("*.md"))
 

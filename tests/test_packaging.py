@@ -1,8 +1,8 @@
 """The project's set-up files agree with each other."""
 from __future__ import annotations
 
-from pathlib import Path
 import tomllib
+from pathlib import Path
 
 import dkm
 
