@@ -15,6 +15,7 @@ name           the paper's table
 ``cosine``     supplement: DKM with f Euclidean or cosine on 20NEWS
 ``friendliness`` supplement: k-means on the learned embeddings
 ``tradeoff``   supplement: the validation-optimal λ and γ
+``methods``    every method in the records, the paper's or not, on every dataset
 ``datasets``   supplement: the datasets' statistics
 ============== ==========================================================
 
