@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from dkm.arithmetic import use_reproducible_arithmetic
 from dkm.book import ablations  # noqa: F401  (registers the studies' methods: the authors' DCN)
 from dkm.protocol import paper, registry
 
@@ -41,6 +42,13 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
     return value
+
+
+def _add_reproducible_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--reproducible", action="store_true",
+                         help="cap oneDNN's and XLA's kernels at AVX2, so that any x86-64 CPU "
+                              "with AVX2 computes the same bits (dkm.arithmetic); recorded in "
+                              "the records' provenance")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run the grid's pieces on the Dask scheduler at ADDRESS, or on a "
                           "LocalCluster with 'local' (needs pip install 'dkm[cluster]')")
     run.add_argument("--quiet", action="store_true", help="no progress output")
+    _add_reproducible_option(run)
     run.add_argument("--verbose", action="store_true",
                      help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
 
@@ -126,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the folder of the studies' stores (e.g. results/ablations); the "
                              "pretraining cache is the protocol's, beside it")
     ablate.add_argument("--quiet", action="store_true", help="no progress output")
+    _add_reproducible_option(ablate)
     ablate.add_argument("--verbose", action="store_true",
                         help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
 
@@ -161,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="the folder of the snapshots (e.g. results/snapshots)")
     snapshot.add_argument("--verbose", action="store_true",
                           help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
+    _add_reproducible_option(snapshot)
 
     pending = commands.add_parser(
         "pending", help="list the runs a results folder lacks, and the commands that add them",
@@ -434,6 +445,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m dkm``; returns the exit status."""
     args = build_parser().parse_args(argv)
     imports_tensorflow = args.command in ("run", "ablate", "snapshot", "pending")
+    if getattr(args, "reproducible", False):
+        try:
+            use_reproducible_arithmetic()
+        except RuntimeError as error:
+            print(f"python -m dkm {args.command}: error: {error}", file=sys.stderr)
+            return 2
     if imports_tensorflow and not getattr(args, "verbose", False):
         _start_tensorflow_quietly()
     try:
