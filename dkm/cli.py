@@ -1,4 +1,5 @@
-"""Command-line interface: ``python -m dkm run``, ``ablate``, ``snapshot``, ``report``, ``pending``.
+"""Command-line interface: ``python -m dkm run``, ``ablate``, ``snapshot``, ``report``, ``pending``,
+``audit``.
 
 Bad options, unknown datasets or methods and unreadable files end with a
 one-line message on stderr and exit status 2, not a traceback.
@@ -193,6 +194,27 @@ def build_parser() -> argparse.ArgumentParser:
     pending.add_argument("--scale", type=_positive_float, default=1.0,
                          help="the runs' epoch scale; default 1 (the paper's epochs)")
 
+    audit = commands.add_parser(
+        "audit", help="rerun records and say which give their numbers again, bit for bit",
+        description="Train the runs of chosen records again (pretraining included) and compare "
+                    "their scores bit for bit; where they differ, name what differs between the "
+                    "record's machine and settings and this one's (dkm.protocol.audit). Nothing "
+                    "is appended to the store.",
+    )
+    audit.add_argument("--results", required=True, help="the JSON Lines results store to audit")
+    audit.add_argument("--method", action="append", dest="methods", metavar="METHOD",
+                       help="audit this method's records (repeat for several); default: all")
+    audit.add_argument("--seed", action="append", type=int, dest="seeds", metavar="SEED",
+                       help="audit this seed's records (repeat for several); default: all")
+    audit.add_argument("--limit", type=_positive_int, default=None,
+                       help="audit at most this many records, in the store's order")
+    audit.add_argument("--output", default=None,
+                       help="append one JSON line per audited record to this file")
+    audit.add_argument("--data-home", default=None, help="directory of the named datasets")
+    audit.add_argument("--verbose", action="store_true",
+                       help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
+    _add_reproducible_option(audit)
+
     report = commands.add_parser(
         "report", help="render the paper's tables from a results store",
         description="Render a table of the paper or its supplement from the records.",
@@ -373,6 +395,38 @@ def _command_pending(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_audit(args: argparse.Namespace) -> int:
+    import json
+
+    from dkm.data import load
+    from dkm.protocol.audit import audit_record
+    from dkm.protocol.results import ResultsStore
+
+    store = Path(args.results)
+    if not store.is_file():
+        raise CommandError(f"no results store at {store}")
+    chosen = [r for r in ResultsStore(store).records()
+              if (args.methods is None or r["method"] in args.methods)
+              and (args.seeds is None or r["seed"] in args.seeds)
+              and r.get("metrics") is not None]
+    if not chosen:
+        raise CommandError(f"no scored record of {store} is of the methods and seeds asked")
+    chosen = chosen[:args.limit]
+    datasets = {}
+    for record in chosen:
+        if record["dataset"] not in datasets:
+            datasets[record["dataset"]] = load(record["dataset"], args.data_home)
+        audit = audit_record(record, datasets[record["dataset"]])
+        summary = audit.summary()
+        print(f"{record['dataset']} {record['method']} seed {record['seed']}: {audit.verdict} "
+              f"(test ACC {100 * summary['recorded_test']['acc']:.2f} recorded, "
+              f"{100 * summary['rerun_test']['acc']:.2f} rerun): {audit.reason}", flush=True)
+        if args.output is not None:
+            with open(args.output, "a", encoding="utf-8") as output:
+                output.write(json.dumps(summary) + "\n")
+    return 0
+
+
 def _store_files(paths: Sequence[str]) -> list[Path]:
     """The stores named: files as given, directories by their ``*.jsonl``."""
     files = []
@@ -444,7 +498,7 @@ def _start_tensorflow_quietly() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m dkm``; returns the exit status."""
     args = build_parser().parse_args(argv)
-    imports_tensorflow = args.command in ("run", "ablate", "snapshot", "pending")
+    imports_tensorflow = args.command in ("run", "ablate", "snapshot", "pending", "audit")
     if getattr(args, "reproducible", False):
         try:
             use_reproducible_arithmetic()
@@ -455,7 +509,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _start_tensorflow_quietly()
     try:
         return {"run": _command_run, "ablate": _command_ablate, "snapshot": _command_snapshot,
-                "report": _command_report, "pending": _command_pending}[args.command](args)
+                "report": _command_report, "pending": _command_pending,
+                "audit": _command_audit}[args.command](args)
     except (CommandError, ValueError, FileNotFoundError, ImportError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"python -m dkm {args.command}: error: {message}", file=sys.stderr)
