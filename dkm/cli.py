@@ -421,6 +421,8 @@ def _command_audit(args: argparse.Namespace) -> int:
         print(f"{record['dataset']} {record['method']} seed {record['seed']}: {audit.verdict} "
               f"(test ACC {100 * summary['recorded_test']['acc']:.2f} recorded, "
               f"{100 * summary['rerun_test']['acc']:.2f} rerun): {audit.reason}", flush=True)
+        for difference in audit.score_differences:
+            print(f"  {difference}", flush=True)
         if args.output is not None:
             with open(args.output, "a", encoding="utf-8") as output:
                 output.write(json.dumps(summary) + "\n")

@@ -56,7 +56,11 @@ def test_the_verdict_compares_every_score_bit_for_bit(digits):
     nudged["metrics"]["validation"]["nmi"] = math.nextafter(nmi, 1.0)  # one bit more
     nudged["provenance"] = {**record["provenance"], "git_commit": "c" * 40}
     audit = audit_record(nudged, digits, train=lambda r, d: record)
-    assert audit.verdict == "different" and audit.reason.startswith("code: cccccccccccc")
+    assert audit.verdict == "last bits" and audit.reason.startswith("code: cccccccccccc")
+    assert audit.score_differences == (
+        f"metrics validation nmi: {math.nextafter(nmi, 1.0)!r} → {nmi!r}",)
+    nudged["metrics"]["test"]["acc"] += 0.01
+    assert audit_record(nudged, digits, train=lambda r, d: record).verdict == "different"
     same = audit_record(record, digits, train=lambda r, d: record)
     assert (same.verdict, same.reason) == ("same", "same bits")
     assert same.summary()["recorded_test"] == record["metrics"]["test"]

@@ -18,9 +18,11 @@ from typing import Any, Callable, Literal, Mapping
 from dkm.protocol import registry
 from dkm.protocol.experiments import configure, data_fingerprint, run_params, run_seeds
 
-__all__ = ["Audit", "rerun", "audit_record", "differences"]
+__all__ = ["Audit", "LAST_BITS", "rerun", "audit_record", "differences"]
 
-Verdict = Literal["same", "different"]
+Verdict = Literal["same", "last bits", "different"]
+#: The largest relative difference of two scores that differ only in their last bits.
+LAST_BITS = 1e-12
 
 
 @dataclass(frozen=True)
@@ -31,9 +33,12 @@ class Audit:
     ----------
     record, rerun : dict
         The record audited and the one its rerun made (not stored).
-    verdict : {"same", "different"}
+    verdict : {"same", "last bits", "different"}
         Whether every score of the two (validation and test, and k-means on
-        the embedding) is the same bit for bit.
+        the embedding) is the same bit for bit, differs only in its last bits
+        (relative difference at most :data:`LAST_BITS`), or differs more.
+    score_differences : tuple of str
+        Each score that differs: where, and its two values.
     differences : tuple of str
         What differs between the record's machine and settings and the
         rerun's (:func:`differences`); empty when nothing recorded does.
@@ -42,6 +47,7 @@ class Audit:
     record: dict[str, Any]
     rerun: dict[str, Any]
     verdict: Verdict
+    score_differences: tuple[str, ...]
     differences: tuple[str, ...]
 
     @property
@@ -59,6 +65,7 @@ class Audit:
         return {"dataset": self.record["dataset"], "method": self.record["method"],
                 "seed": self.record["seed"], "config_hash": self.record["config_hash"],
                 "verdict": self.verdict, "reason": self.reason,
+                "score_differences": list(self.score_differences),
                 "differences": list(self.differences),
                 "recorded_test": self.record["metrics"]["test"],
                 "rerun_test": self.rerun["metrics"]["test"],
@@ -125,8 +132,12 @@ def rerun(record: Mapping[str, Any], dataset: Any) -> dict[str, Any]:
     return new
 
 
-def _scores(record: Mapping[str, Any]) -> tuple[Any, Any]:
-    return record["metrics"], record.get("kmeans_on_embedding")
+def _scores(record: Mapping[str, Any]) -> dict[str, float]:
+    """Every score of a record by its path (``"metrics test nmi"``)."""
+    return {f"{source} {split} {metric}": value
+            for source in ("metrics", "kmeans_on_embedding")
+            for split, scores in (record.get(source) or {}).items()
+            for metric, value in scores.items()}
 
 
 def differences(recorded: Mapping[str, Any], here: Mapping[str, Any]) -> tuple[str, ...]:
@@ -168,6 +179,18 @@ def audit_record(record: Mapping[str, Any], dataset: Any,
                  train: Callable[[Mapping[str, Any], Any], dict[str, Any]] = rerun) -> Audit:
     """Rerun ``record`` (with ``train``, :func:`rerun` by default) and compare the two."""
     new = train(record, dataset)
-    verdict: Verdict = "same" if _scores(new) == _scores(record) else "different"
+    before, after = _scores(record), _scores(new)
+    if before.keys() != after.keys():
+        raise ValueError(f"the rerun of {record['config_hash'][:12]} has other scores: "
+                         f"{sorted(before.keys() ^ after.keys())}")
+    differing = {path: (before[path], after[path]) for path in before
+                 if before[path] != after[path]}
+    if not differing:
+        verdict: Verdict = "same"
+    elif all(abs(a - b) <= LAST_BITS * max(abs(a), abs(b)) for a, b in differing.values()):
+        verdict = "last bits"
+    else:
+        verdict = "different"
     return Audit(dict(record), new, verdict,
+                 tuple(f"{path}: {a!r} → {b!r}" for path, (a, b) in differing.items()),
                  differences(record.get("provenance", {}), new.get("provenance", {})))
