@@ -19,7 +19,8 @@ times.
 
 Usage::
 
-    python benchmarks/vs_authors.py --authors-repo PATH --repeats 3 > benchmarks/results/vs-authors-<cpu>.txt
+    python benchmarks/vs_authors.py --authors-repo PATH --repeats 3 \
+        --json benchmarks/results/vs-authors.jsonl
 """
 from __future__ import annotations
 
@@ -163,7 +164,7 @@ def _report(name: str, runs: dict[str, list[dict[str, Any]]], n_samples: int, cp
             ("whole process, s", lambda r: r["wall_s"], False),
             ("peak memory, MB", lambda r: r["peak_mb"], False)]
     print(f"\n{cpu}: USPS DKM^p {name} epochs, seed {SEED}, {len(runs['authors'])} runs a side")
-    print(f"| | authors | package | package is (median of pairs) |\n|---|---|---|---|")
+    print("| | authors | package | package is (median of pairs) |\n|---|---|---|---|")
     for label, value, higher in rows:
         authors, package, ratio = median("authors", value), median("package", value), \
             pairwise(value, higher)

@@ -43,6 +43,42 @@ NON_NEGATIVE = Interval(Real, 0, None, closed="left")  # also excludes inf and n
 POSITIVE = Interval(Real, 0, None, closed="neither")
 
 
+#: The documentation of the shared block of the loop's parameters: an estimator's docstring
+#: holds a line ``{loop_parameters}`` where it goes.
+LOOP_PARAMETERS_DOC = """\
+    hidden_sizes : tuple of int, default=(500, 500, 2000)
+        Encoder hidden layers; the decoder mirrors them.
+    embedding_dim : int, optional
+        Embedding size; defaults to ``n_clusters`` as in the paper.
+    batch_size : int, default=256
+    learning_rate : float, default=1e-3
+        Adam's learning rate (β = 0.9, 0.999; ε = 1e-8).
+    sampler : {"permutation", "independent", "sequential"}, default="permutation"
+        Minibatch order: a permutation per epoch, the authors' independent
+        draws of each batch, or the data's stored order as in IDEC's Keras
+        code (see :class:`dkm.training.BatchSampler`).
+    pretrained : Pretrained, optional
+        A pretraining to start from instead of computing one (variants with
+        pretraining): :func:`dkm.methods.pretraining.load_or_pretrain` for the
+        seed of ``random_state`` (or the seeds of :meth:`fit_seeds`), with
+        ``pretrain_epochs`` epochs and the same loop settings, as KMeans takes
+        an ``init`` array. The protocol shares one between its methods.
+    random_state : int, RandomState or None, default=None
+        Seed of the initialisation and the minibatch order. The same int on
+        the same data and machine gives identical results, bit for bit.
+    progress : bool, default=True
+        Show progress bars.
+    jit_compile : bool, default=True
+        Compile training epochs with XLA.
+    checkpoint_dir : str or path-like, optional
+        Where :meth:`fit` saves its training state, every five minutes and at
+        the end of each phase (:mod:`dkm.checkpoints`). Called again after an
+        interruption, on the same data with the same parameters, ``fit``
+        resumes from it and ends as if it had never stopped; the files are
+        removed once it has finished. Needs an int ``random_state``.
+"""
+
+
 def check_pretraining(variant: str, pretrain_epochs: int) -> int:
     """The pretraining epochs of ``variant``: none for ``"a"`` and ``"np"``, else at least one."""
     if variant in ("a", "np"):
@@ -119,6 +155,11 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
     _config_class: type
 
     _distance_name: str = "euclidean"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__doc__ and "    {loop_parameters}\n" in cls.__doc__:
+            cls.__doc__ = cls.__doc__.replace("    {loop_parameters}\n", LOOP_PARAMETERS_DOC)
 
     @abstractmethod
     def _variant_fields(self) -> dict[str, Any]:

@@ -262,33 +262,7 @@ class IDEC(DeepClusteringEstimator):
         nearly blind to the loss's scale, ``"mean"`` with γ trains like
         ``"sum"`` with ``n_features · γ``: on many features the KL term can
         then dominate (the book's chapter 7, 20NEWS IDEC^np).
-    hidden_sizes : tuple of int, default=(500, 500, 2000)
-        Encoder hidden layers; the decoder mirrors them.
-    embedding_dim : int, optional
-        Embedding size; defaults to ``n_clusters`` as in the paper.
-    batch_size : int, default=256
-    learning_rate : float, default=1e-3
-        Adam's learning rate.
-    sampler : {"permutation", "independent", "sequential"}, default="permutation"
-        Minibatch order (see :class:`dkm.training.BatchSampler`).
-    pretrained : Pretrained, optional
-        A pretraining to start from instead of computing one (variants with
-        pretraining): :func:`dkm.methods.pretraining.load_or_pretrain` for the
-        seed of ``random_state`` (or the seeds of :meth:`fit_seeds`), with
-        ``pretrain_epochs`` epochs and the same loop settings, as KMeans takes
-        an ``init`` array. The protocol shares one between its methods.
-    random_state : int, RandomState or None, default=None
-        Seed; the same int gives identical results, bit for bit.
-    progress : bool, default=True
-        Show progress bars.
-    jit_compile : bool, default=True
-        Compile training epochs with XLA.
-    checkpoint_dir : str or path-like, optional
-        Where :meth:`fit` saves its training state, every five minutes and at
-        the end of each phase (:mod:`dkm.checkpoints`). Called again after an
-        interruption, on the same data with the same parameters, ``fit``
-        resumes from it and ends as if it had never stopped; the files are
-        removed once it has finished. Needs an int ``random_state``.
+    {loop_parameters}
 
     Examples
     --------

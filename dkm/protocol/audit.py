@@ -150,9 +150,10 @@ def differences(recorded: Mapping[str, Any], here: Mapping[str, Any]) -> tuple[s
     found = []
     before, after = recorded.get("arithmetic"), here.get("arithmetic")
     if before is None:
-        if recorded.get("cpu", recorded.get("device")) != here.get("cpu"):
-            found.append(f"the record names only its CPU ({recorded.get('cpu') or recorded.get('device')}), "
-                         f"not its vector instruction sets; rerun on {here.get('cpu')}")
+        cpu = recorded.get("cpu") or recorded.get("device")
+        if cpu != here.get("cpu"):
+            found.append(f"the record names only its CPU ({cpu}), not its vector instruction "
+                         f"sets; rerun on {here.get('cpu')}")
     else:
         if before["vector_extensions"] != after["vector_extensions"]:
             found.append(f"vector instruction sets: recorded on {recorded.get('cpu')} "
