@@ -103,7 +103,8 @@ def test_the_inline_magic_draws_under_mplbackend_agg(monkeypatch):
 
 #: Chapters whose prose is written in their Markdown: numbers are glued, each data-dependent
 #: sentence is checked by a hidden assertion, and no code cell writes a sentence.
-WRITTEN_PROSE = ["07_results.md", "10_reproducing.md", "11_ablations.md"]
+WRITTEN_PROSE = ["../book/intro.md", "07_results.md", "08_representations.md", "09_lambda_search.md",
+                 "10_reproducing.md", "11_ablations.md"]
 #: What a code cell that assembles prose looks like: a Markdown object built from anything but a
 #: table's ``.to_markdown(...)`` (an f-string, a join, a concatenation, a function's text), and
 #: the {glue:md} role that pastes such an object into the text.

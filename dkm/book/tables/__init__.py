@@ -19,8 +19,8 @@ name           the paper's table
 ``datasets``   supplement: the datasets' statistics
 ============== ==========================================================
 
-:func:`line_search_table` and :func:`line_search_verdicts` write a line
-search's choices (:func:`dkm.book.analysis.search_summary`) for a reader.
+:func:`line_search_table` writes a line search's choices
+(:func:`dkm.book.analysis.search_summary`) as a table for a reader.
 
 From a record to a cell
 -----------------------
@@ -94,7 +94,6 @@ from dkm.book.tables.render import (
     FORMATS,
     VERDICT_MARKS,
     line_search_table,
-    line_search_verdicts,
     power_of_ten,
     render,
     typeset,
@@ -121,5 +120,4 @@ __all__ = [
     "comparisons",
     "disagreements",
     "line_search_table",
-    "line_search_verdicts",
 ]
