@@ -95,9 +95,6 @@ TABLE_KEYS: Mapping[str, str] = MappingProxyType(
     }
 )
 
-_TRADEOFF_NAMES = MappingProxyType(
-    {m.id: m.tradeoff for m in registry.METHODS.values() if m.tradeoff is not None}
-)
 
 _KMEANS_SUFFIX = " + KM"
 # a method, its superscript, a qualifier in parentheses ("DCN^np (authors)"), a distance suffix
@@ -358,12 +355,13 @@ def tradeoff_name(method: str) -> str:
     ValueError
         For ``km`` and ``ae-km``, which have no trade-off hyperparameter.
     """
-    if method not in _TRADEOFF_NAMES:
+    names = {m.id: m.tradeoff for m in registry.METHODS.values() if m.tradeoff is not None}
+    if method not in names:
         raise ValueError(
             f"method {method!r} has no trade-off hyperparameter; "
-            f"methods with one: {sorted(_TRADEOFF_NAMES)}"
+            f"methods with one: {sorted(names)}"
         )
-    return _TRADEOFF_NAMES[method]
+    return names[method]
 
 
 _NO_DEFAULT: Any = object()
