@@ -21,8 +21,7 @@ import numpy as np
 
 from dkm.data import load
 from dkm.methods.common import LoopConfig, kmeans_on_embedding
-from dkm.methods.dcn import fit_dcn
-from dkm.methods.idec import fit_idec
+from dkm.methods.template import fit_deep_method
 from dkm.methods.km import AEKM_CONFIG, fit_aekm
 from dkm.methods.pretraining import load_or_pretrain
 from dkm.metrics import evaluate
@@ -55,8 +54,8 @@ def main() -> None:
     idec = registry.get("idec-p").default_config().scaled(args.scale)
     configs = {
         "ae-km": (fit_aekm, aekm),
-        "dcn-p": (fit_dcn, replace(dcn, lam=args.dcn_lambda)),
-        "idec-p": (fit_idec, replace(idec, gamma=args.idec_gamma,
+        "dcn-p": (fit_deep_method, replace(dcn, lam=args.dcn_lambda)),
+        "idec-p": (fit_deep_method, replace(idec, gamma=args.idec_gamma,
                                      update_interval=args.update_interval)),
     }
 

@@ -41,6 +41,7 @@ from dkm.methods.dkm import DKMObjective, uniform_representatives
 from dkm.methods.idec import IDECObjective
 from dkm.protocol import registry
 from dkm.protocol.experiments import idec_update_interval
+from dkm.protocol.provenance import cpu_identity
 from dkm.training import LAYOUTS, Adam, BatchSampler, Reconstruction, Trainer, default_layout
 
 BATCH = 256
@@ -169,6 +170,7 @@ def main() -> None:
 
     peak = matmul_gflops()
     emit({"kind": "matmul", "machine": platform.processor() or platform.machine(),
+          "cpu": cpu_identity(),
           "tensorflow": tf.__version__, "xla_flags": os.environ.get("XLA_FLAGS", ""),
           "devices": [d.name for d in tf.config.list_logical_devices()],
           "matmul_gflops": round(peak, 1)})

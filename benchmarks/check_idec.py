@@ -49,7 +49,7 @@ import numpy as np
 
 from dkm.data import load
 from dkm.methods.common import LoopConfig, kmeans_on_embedding
-from dkm.methods.idec import fit_idec
+from dkm.methods.template import fit_deep_method
 from dkm.methods.pretraining import load_or_pretrain
 from dkm.metrics import evaluate
 from dkm.protocol import registry
@@ -127,7 +127,7 @@ def main() -> None:
             config = configure(args.variant, data, overrides=method_settings)
             run_loop = dataclasses.replace(loop, **loop_settings)
             start = time.perf_counter()
-            result = fit_idec(data.X, data.n_clusters, [seed], config, run_loop, pretrained)
+            result = fit_deep_method(data.X, data.n_clusters, [seed], config, run_loop, pretrained)
             wall = time.perf_counter() - start
             friendly = kmeans_on_embedding(result, data.n_clusters, [seed])[0]
             print(json.dumps({

@@ -18,11 +18,11 @@ import numpy as np
 from sklearn.datasets import load_digits
 
 from dkm import DeepKMeans
-from dkm.annealing import paper_annealing
+from dkm.annealing import constant, paper_annealing
 from dkm.metrics import evaluate
 
 CONFIGS = {
-    "dkm-p": dict(variant="p", lam=1.0, pretrain_epochs=10, finetune_epochs=20),
+    "dkm-p": dict(variant="p", lam=1.0, pretrain_epochs=10, schedule=constant(1000.0, 20)),
     "dkm-a": dict(variant="a", lam=1e-3, schedule=paper_annealing(epochs_per_alpha=1)),
 }
 

@@ -31,17 +31,19 @@ Models, their training and their evaluation:
 ``dkm.autoencoder``          the ``d-500-500-2000-K`` autoencoder.
 ``dkm.losses``               distances, the stable soft assignment and the DKM loss.
 ``dkm.training``             the one minibatch training loop every method shares.
+``dkm.arithmetic``           the reproducible arithmetic: kernels capped at AVX2, one OpenMP thread.
 ``dkm.checkpoints``          a training phase's state at an epoch's end: interrupted runs resume.
 ``dkm.methods``              the methods of the paper, one module each:
 ``dkm.methods.config``       how a configuration is recorded (no TensorFlow needed).
 ``dkm.methods.common``       what every method shares: its loop settings and its result.
 ``dkm.methods.pretraining``  the autoencoder pretraining the pretrained methods share.
+``dkm.methods.template``     the one fit of the deep methods: data, network, objective, epochs,
+                             result.
 ``dkm.methods.km``           the two non-deep baselines, KM and AE-KM.
 ``dkm.methods.estimator``    the scikit-learn estimator every deep method's estimator extends,
                              through which the protocol trains the deep methods.
 ``dkm.methods.dkm``          Deep k-Means: DKM^a, DKM^p and DKM^pa, and ``DeepKMeans``.
-``dkm.methods.dcn``          DCN^p and DCN^np, with the switches of the DKM authors' variant,
-                             and ``DCN``.
+``dkm.methods.dcn``          DCN^p and DCN^np as Yang et al. describe them, and ``DCN``.
 ``dkm.methods.idec``         IDEC^p and IDEC^np, and ``IDEC``.
 ``dkm.metrics``              ACC, NMI and ARI (no TensorFlow needed).
 ``dkm._atomic``              whole-file writes (downloads, pretraining cache, checkpoints,
@@ -58,6 +60,7 @@ The protocol, ``dkm.protocol``:
 ``dkm.protocol.cluster``     a grid's pieces on a Dask cluster, with one writer (optional).
 ``dkm.protocol.results``     run records and the JSON Lines store that keeps them.
 ``dkm.protocol.provenance``  what decides a run's numbers (code, libraries, CPU), recorded.
+``dkm.protocol.audit``       a record rerun and compared bit for bit; why the numbers differ.
 
 The book, ``dkm.book``:
 
@@ -84,6 +87,9 @@ The book, ``dkm.book``:
 ``dkm.book.ablations``       the ablation studies, a run's switches and their effect against the
                              protocol's runs, one private module per job, all re-exported by
                              ``dkm.book.ablations``:
+``dkm.book.ablations._switches`` the models whose switches the studies turn: subclasses of the
+                             paper's DKM and of DCN (the DKM authors' DCN, the walk to DKM).
+``dkm.book.ablations._methods`` the methods the studies add to the registry: the authors' DCN.
 ``dkm.book.ablations._studies`` the studies and their variants, run and read; whose a record is.
 ``dkm.book.ablations._compare`` a variant against the protocol's runs and the paper; its wording.
 ``dkm.book.ablations._tradeoff`` the scores against λ at full scale; where they collapse.
@@ -98,7 +104,7 @@ The book, ``dkm.book``:
 The command line:
 
 ``dkm.cli``                  ``python -m dkm run ...``, ``ablate ...``, ``snapshot ...``,
-                             ``report ...`` and ``pending ...`` (``dkm.__main__``).
+                             ``report ...``, ``pending ...`` and ``audit ...`` (``dkm.__main__``).
 
 TensorFlow is imported only by the modules that train networks, so that
 ``import dkm`` and the metrics and data modules stay fast.

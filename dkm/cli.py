@@ -1,4 +1,5 @@
-"""Command-line interface: ``python -m dkm run``, ``ablate``, ``snapshot``, ``report``, ``pending``.
+"""Command-line interface: ``python -m dkm run``, ``ablate``, ``snapshot``, ``report``, ``pending``,
+``audit``.
 
 Bad options, unknown datasets or methods and unreadable files end with a
 one-line message on stderr and exit status 2, not a traceback.
@@ -12,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from dkm.arithmetic import use_reproducible_arithmetic
+from dkm.book import ablations  # noqa: F401  (registers the studies' methods: the authors' DCN)
 from dkm.protocol import paper, registry
 
 #: The paper's eight methods, in the order of its tables.
@@ -40,6 +43,13 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
     return value
+
+
+def _add_reproducible_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--reproducible", action="store_true",
+                         help="cap oneDNN's and XLA's kernels at AVX2, so that any x86-64 CPU "
+                              "with AVX2 computes the same bits (dkm.arithmetic); recorded in "
+                              "the records' provenance")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run the grid's pieces on the Dask scheduler at ADDRESS, or on a "
                           "LocalCluster with 'local' (needs pip install 'dkm[cluster]')")
     run.add_argument("--quiet", action="store_true", help="no progress output")
+    _add_reproducible_option(run)
     run.add_argument("--verbose", action="store_true",
                      help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
 
@@ -125,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the folder of the studies' stores (e.g. results/ablations); the "
                              "pretraining cache is the protocol's, beside it")
     ablate.add_argument("--quiet", action="store_true", help="no progress output")
+    _add_reproducible_option(ablate)
     ablate.add_argument("--verbose", action="store_true",
                         help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
 
@@ -160,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="the folder of the snapshots (e.g. results/snapshots)")
     snapshot.add_argument("--verbose", action="store_true",
                           help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
+    _add_reproducible_option(snapshot)
 
     pending = commands.add_parser(
         "pending", help="list the runs a results folder lacks, and the commands that add them",
@@ -181,6 +194,27 @@ def build_parser() -> argparse.ArgumentParser:
     pending.add_argument("--scale", type=_positive_float, default=1.0,
                          help="the runs' epoch scale; default 1 (the paper's epochs)")
 
+    audit = commands.add_parser(
+        "audit", help="rerun records and say which give their numbers again, bit for bit",
+        description="Train the runs of chosen records again (pretraining included) and compare "
+                    "their scores bit for bit; where they differ, name what differs between the "
+                    "record's machine and settings and this one's (dkm.protocol.audit). Nothing "
+                    "is appended to the store.",
+    )
+    audit.add_argument("--results", required=True, help="the JSON Lines results store to audit")
+    audit.add_argument("--method", action="append", dest="methods", metavar="METHOD",
+                       help="audit this method's records (repeat for several); default: all")
+    audit.add_argument("--seed", action="append", type=int, dest="seeds", metavar="SEED",
+                       help="audit this seed's records (repeat for several); default: all")
+    audit.add_argument("--limit", type=_positive_int, default=None,
+                       help="audit at most this many records, in the store's order")
+    audit.add_argument("--output", default=None,
+                       help="append one JSON line per audited record to this file")
+    audit.add_argument("--data-home", default=None, help="directory of the named datasets")
+    audit.add_argument("--verbose", action="store_true",
+                       help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
+    _add_reproducible_option(audit)
+
     report = commands.add_parser(
         "report", help="render the paper's tables from a results store",
         description="Render a table of the paper or its supplement from the records.",
@@ -191,7 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "repeat for several")
     report.add_argument("--table", action="append", dest="tables", metavar="NAME",
                         help="table name, repeat for several (default: all): "
-                             "table1, table2, ari1, ari2, cosine, friendliness, tradeoff")
+                             "table1, table2, ari1, ari2, cosine, friendliness, tradeoff, "
+                             "methods")
     report.add_argument("--vs-paper", action="store_true",
                         help="show the paper's value and a per-cell verdict beside each cell")
     report.add_argument("--format", choices=("markdown", "html", "latex"), default="markdown")
@@ -302,7 +337,7 @@ def _command_snapshot(args: argparse.Namespace) -> int:
 
 
 def _command_pending(args: argparse.Namespace) -> int:
-    from dkm.book import ablations, analysis
+    from dkm.book import analysis
     from dkm.protocol.experiments import LINE_SEARCH_SEEDS, LINE_SEARCHES, TRADEOFF_GRID
     from dkm.protocol.results import ResultsStore, protocol_stores, record_scale, store_path
 
@@ -357,6 +392,40 @@ def _command_pending(args: argparse.Namespace) -> int:
                              f"--method {method} {seed_options(left)}{scale} "
                              f"--results {store.parent}")
     print("\n".join(lines) if lines else f"every run of the stores in {folder} is there")
+    return 0
+
+
+def _command_audit(args: argparse.Namespace) -> int:
+    import json
+
+    from dkm.data import load
+    from dkm.protocol.audit import audit_record
+    from dkm.protocol.results import ResultsStore
+
+    store = Path(args.results)
+    if not store.is_file():
+        raise CommandError(f"no results store at {store}")
+    chosen = [r for r in ResultsStore(store).records()
+              if (args.methods is None or r["method"] in args.methods)
+              and (args.seeds is None or r["seed"] in args.seeds)
+              and r.get("metrics") is not None]
+    if not chosen:
+        raise CommandError(f"no scored record of {store} is of the methods and seeds asked")
+    chosen = chosen[:args.limit]
+    datasets = {}
+    for record in chosen:
+        if record["dataset"] not in datasets:
+            datasets[record["dataset"]] = load(record["dataset"], args.data_home)
+        audit = audit_record(record, datasets[record["dataset"]])
+        summary = audit.summary()
+        print(f"{record['dataset']} {record['method']} seed {record['seed']}: {audit.verdict} "
+              f"(test ACC {100 * summary['recorded_test']['acc']:.2f} recorded, "
+              f"{100 * summary['rerun_test']['acc']:.2f} rerun): {audit.reason}", flush=True)
+        for difference in audit.score_differences:
+            print(f"  {difference}", flush=True)
+        if args.output is not None:
+            with open(args.output, "a", encoding="utf-8") as output:
+                output.write(json.dumps(summary) + "\n")
     return 0
 
 
@@ -431,12 +500,19 @@ def _start_tensorflow_quietly() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m dkm``; returns the exit status."""
     args = build_parser().parse_args(argv)
-    imports_tensorflow = args.command in ("run", "ablate", "snapshot", "pending")
+    imports_tensorflow = args.command in ("run", "ablate", "snapshot", "pending", "audit")
+    if getattr(args, "reproducible", False):
+        try:
+            use_reproducible_arithmetic()
+        except RuntimeError as error:
+            print(f"python -m dkm {args.command}: error: {error}", file=sys.stderr)
+            return 2
     if imports_tensorflow and not getattr(args, "verbose", False):
         _start_tensorflow_quietly()
     try:
         return {"run": _command_run, "ablate": _command_ablate, "snapshot": _command_snapshot,
-                "report": _command_report, "pending": _command_pending}[args.command](args)
+                "report": _command_report, "pending": _command_pending,
+                "audit": _command_audit}[args.command](args)
     except (CommandError, ValueError, FileNotFoundError, ImportError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"python -m dkm {args.command}: error: {message}", file=sys.stderr)

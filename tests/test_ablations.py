@@ -68,7 +68,7 @@ def test_the_declared_variants_give_the_config_hash_of_every_committed_record(na
 
 
 def test_the_studies_declare_the_runs_of_the_book():
-    from dkm.methods.dcn import AUTHORS_DCN, TOWARDS_DKM
+    from dkm.book.ablations import AUTHORS_DCN, TOWARDS_DKM
 
     assert STUDY_SEEDS == paper.PAPER_SEEDS[:3]
     assert list(STUDIES) == ["dcn-authors", "alpha", "towards-dkm", "weight-decay",
@@ -178,7 +178,7 @@ def test_a_protocol_record_has_no_switches_and_an_ablation_its_own():
 
 
 def test_describe_names_each_switch():
-    from dkm.methods.dcn import AUTHORS_DCN
+    from dkm.book.ablations import AUTHORS_DCN
 
     assert describe({}) == "protocol"
     assert describe(AUTHORS_DCN) == "the DKM authors' DCN"
@@ -189,7 +189,7 @@ def test_describe_names_each_switch():
         "annealing: 20 values of α from 0.1 to")
     assert describe({"assignment": "hard"}) == "hard assignment (α → ∞)"
     assert describe({"epochs": 3, "kmeans_restarts": 2}) == "3 epochs; kmeans_restarts = 2"
-    from dkm.methods.dcn import TOWARDS_DKM
+    from dkm.book.ablations import TOWARDS_DKM
 
     assert describe({**TOWARDS_DKM[1][1], "lambda": 1.0}) == \
         f"towards DKM, step 2: {TOWARDS_DKM[1][0]}; λ = 1"
@@ -700,7 +700,7 @@ def test_step_effects_pair_each_step_with_the_one_before_on_their_common_seeds()
 
 
 def test_each_step_of_the_towards_dkm_chain_says_what_it_changes():
-    from dkm.methods.dcn import TOWARDS_DKM
+    from dkm.book.ablations import TOWARDS_DKM
 
     chain = towards_dkm_chain([], "usps")
     switches_by_step = ablations.towards_dkm_switches()

@@ -1,6 +1,7 @@
 """dkm.book.analysis: the paper's claims against small hand-made records."""
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 import scipy.stats
 
 from dkm.book.ablations import tradeoff_choice
+from dkm.book import analysis
 from dkm.book.analysis import (
     CLAIMS, FLIP_SYMBOL, SIZE_SYMBOLS, STANDIN_OUTPUTS, VERDICT_SYMBOLS, Claim, check_claims,
     flips, magnitude_grid, unpaired_difference, check_gap, check_runs,
@@ -690,3 +692,22 @@ def test_the_paper_s_effect_size_inside_our_interval_is_marked():
     checked = check_claims(records, [claim])
     assert checked.iloc[0].size_inside and flips(checked).empty
     assert magnitude_grid(checked).iloc[0, 0].endswith(f"✓ {SIZE_SYMBOLS[True]}")
+
+
+def test_audits_keep_the_last_audit_of_each_record(tmp_path):
+    def line(verdict, rerun_acc, provenance):
+        return json.dumps({"dataset": "usps", "method": "km", "seed": 1, "config_hash": "h",
+                           "verdict": verdict, "reason": "r", "score_differences": ["x"],
+                           "recorded_test": {"acc": 0.5}, "rerun_test": {"acc": rerun_acc},
+                           "recorded_provenance": provenance,
+                           "rerun_provenance": {"cpu": "here"}})
+
+    (tmp_path / "audit-usps.jsonl").write_text(
+        line("different", 0.4, {"device": "CPU: old"}) + "\n"
+        + line("last bits", 0.5, {"cpu": "there", "arithmetic": {}}) + "\n")
+    audited = analysis.audits(tmp_path)
+    assert audited.to_dict("records") == [{
+        "dataset": "usps", "method": "km", "seed": 1, "verdict": "last bits", "recorded": 50.0,
+        "rerun": 50.0, "scores_differing": 1, "record_names_arithmetic": True,
+        "record_cpu": "there", "rerun_cpu": "here", "reason": "r"}]
+    assert analysis.audits(tmp_path / "none").empty

@@ -12,10 +12,12 @@ from dkm.autoencoder import Architecture, Autoencoder
 from dkm.losses import kl_divergence, squared_euclidean, student_t_assignment, target_distribution
 from dkm.methods import pretraining
 from dkm.methods.common import LoopConfig, kmeans_on_embedding
-from dkm.methods.dcn import (
-    AUTHORS_DCN, TOWARDS_DKM, DCNConfig, DCNObjective, fit_dcn, running_mean_update,
+from dkm.book.ablations._switches import (
+    AUTHORS_DCN, TOWARDS_DKM, DCNAblationConfig, DCNAblationObjective, DKMAblationConfig,
 )
-from dkm.methods.idec import IDECConfig, IDECObjective, fit_idec
+from dkm.methods.dcn import DCNConfig, DCNObjective, running_mean_update
+from dkm.methods.idec import IDECConfig, IDECObjective
+from dkm.methods.template import fit_deep_method
 from dkm.methods.km import AEKMConfig, fit_aekm, fit_km
 from dkm.methods.pretraining import load_or_pretrain
 from dkm.training import Adam, BatchSampler, Trainer, embed, enable_determinism
@@ -29,10 +31,10 @@ TINY = Architecture(input_dim=4, embedding_dim=2, hidden_sizes=(8, 8, 8))
 METHODS = {  # each at 2 pretraining (if any) and 2 training epochs
     "km": (fit_km, None),
     "ae-km": (fit_aekm, AEKMConfig(pretrain_epochs=2)),
-    "dcn-p": (fit_dcn, DCNConfig(lam=0.1, epochs=2, pretrain_epochs=2)),
-    "dcn-np": (fit_dcn, DCNConfig(lam=0.1, epochs=2, pretrain_epochs=0)),
-    "idec-p": (fit_idec, IDECConfig(epochs=2, pretrain_epochs=2, update_interval=2)),
-    "idec-np": (fit_idec, IDECConfig(epochs=2, pretrain_epochs=0, update_interval=2)),
+    "dcn-p": (fit_deep_method, DCNConfig(lam=0.1, epochs=2, pretrain_epochs=2)),
+    "dcn-np": (fit_deep_method, DCNConfig(lam=0.1, epochs=2, pretrain_epochs=0)),
+    "idec-p": (fit_deep_method, IDECConfig(epochs=2, pretrain_epochs=2, update_interval=2)),
+    "idec-np": (fit_deep_method, IDECConfig(epochs=2, pretrain_epochs=0, update_interval=2)),
 }
 
 
@@ -138,7 +140,7 @@ def test_authors_dcn_step_moves_only_the_last_sample_of_the_batch():
     autoencoder = Autoencoder(TINY, [0, 1])
     centroids = rng.normal(size=(2, 3, 2)).astype(np.float32)
     stored = rng.integers(0, 3, (2, 20)).astype(np.int32)
-    objective = DCNObjective(autoencoder, centroids, stored, lam=1.0, update="last-sample")
+    objective = DCNAblationObjective(autoencoder, centroids, stored, lam=1.0, update="last-sample")
     indices = np.array([[3, 7, 0, 19, 11, 5], [1, 2, 3, 4, 5, 6]], np.int32)
     x = tf.gather(tf.constant(data), indices)
     objective.after_step(x, tf.constant(indices))
@@ -167,8 +169,8 @@ def test_authors_dcn_loss_weighs_lambda_fully_and_trains_the_centroids():
     h = autoencoder.encode(x)
     x_hat = autoencoder.decode(h)
     yang = DCNObjective(autoencoder, centroids, stored, lam=0.3)
-    authors = DCNObjective(autoencoder, centroids, stored, lam=0.3, train_centroids=True,
-                           clustering_weight=1.0)
+    authors = DCNAblationObjective(autoencoder, centroids, stored, lam=0.3, train_centroids=True,
+                                   clustering_weight=1.0)
     yang_loss, terms = yang.per_sample_loss(x, x_hat, h, indices)
     with tf.GradientTape() as tape:
         authors_loss, _ = authors.per_sample_loss(x, x_hat, h, indices)
@@ -188,8 +190,8 @@ def test_authors_dcn_loss_weighs_lambda_fully_and_trains_the_centroids():
 
 def test_authors_dcn_trains_and_reports_its_stored_assignments():
     X = load_digits().data[:300].astype(np.float32) / 16.0
-    config = DCNConfig(lam=0.1, epochs=2, pretrain_epochs=0, **AUTHORS_DCN)
-    result = fit_dcn(X, K, [4, 5], config, LOOP)
+    config = DCNAblationConfig(lam=0.1, epochs=2, pretrain_epochs=0, **AUTHORS_DCN)
+    result = fit_deep_method(X, K, [4, 5], config, LOOP)
     assert result.labels.shape == (2, 300)
     # with one update per batch, most points keep their random initial assignment, so the
     # stored labels differ from the nearest centroid of many points
@@ -201,13 +203,13 @@ def test_dcn_switched_all_the_way_towards_dkm_is_hard_deep_kmeans():
     # The last step of TOWARDS_DKM, with DKM^p's λ and epochs, trains the same computation as
     # DKM^p with a hard assignment: same labels, centres and curves, bit for bit.
     from dkm.annealing import constant
-    from dkm.methods.dkm import DKMConfig, fit_dkm
 
     X = load_digits().data[:300].astype(np.float32) / 16.0
     _, switches = TOWARDS_DKM[-1]
-    dcn = fit_dcn(X, K, [4, 5], DCNConfig(lam=0.7, epochs=3, pretrain_epochs=2, **switches), LOOP)
-    dkm = fit_dkm(X, K, [4, 5], DKMConfig(lam=0.7, schedule=constant(1000.0, 3), pretrain_epochs=2,
-                                          assignment="hard"), LOOP)
+    dcn = fit_deep_method(X, K, [4, 5], DCNAblationConfig(lam=0.7, epochs=3, pretrain_epochs=2,
+                                                          **switches), LOOP)
+    dkm = fit_deep_method(X, K, [4, 5], DKMAblationConfig(
+        lam=0.7, schedule=constant(1000.0, 3), pretrain_epochs=2, assignment="hard"), LOOP)
     np.testing.assert_array_equal(dcn.labels, dkm.labels)
     np.testing.assert_array_equal(dcn.centers, dkm.centers)
     np.testing.assert_array_equal(dcn.history["loss"], dkm.history["loss"])
@@ -218,7 +220,7 @@ def test_dcn_without_updates_keeps_its_centroids_and_assignments():
     autoencoder = Autoencoder(TINY, [0])
     centroids = rng.normal(size=(1, 3, 2)).astype(np.float32)
     stored = rng.integers(0, 3, (1, 20)).astype(np.int32)
-    objective = DCNObjective(autoencoder, centroids, stored, lam=1.0, update="none")
+    objective = DCNAblationObjective(autoencoder, centroids, stored, lam=1.0, update="none")
     indices = tf.constant([[3, 7, 0]])
     objective.after_step(tf.gather(tf.constant(rng.normal(size=(20, 4)).astype(np.float32)),
                                    indices), indices)
@@ -230,7 +232,7 @@ def test_dcn_without_updates_keeps_its_centroids_and_assignments():
                                           ("clustering_weight", 0.0), ("pull", "soft")])
 def test_dcn_config_rejects_unknown_switches(field, value):
     with pytest.raises(ValueError, match=field):
-        DCNConfig(**{field: value})
+        DCNAblationConfig(**{field: value})
 
 
 def test_idec_soft_assignment_target_and_kl_match_their_formulas():
@@ -297,7 +299,7 @@ def test_a_stopped_idec_replica_stays_exactly_as_it_was():
 def test_idec_stops_when_few_labels_change(digits):
     X, _ = digits
     config = IDECConfig(epochs=5, pretrain_epochs=2, update_interval=1, tol=1.0)
-    result = fit_idec(X, K, [0, 1], config, LOOP)
+    result = fit_deep_method(X, K, [0, 1], config, LOOP)
     # tol = 1 stops at the first update (after iteration 1): one epoch of 4 steps
     np.testing.assert_array_equal(result.history["active"], [[0.25], [0.25]])
     assert result.history["loss"].shape == (2, 1)
@@ -339,8 +341,8 @@ def test_pretrained_methods_start_from_identical_weights(digits, tmp_path):
     for_dcn = load_or_pretrain(X, architecture, [5], 2, LOOP, tmp_path)
     for_idec = load_or_pretrain(X, architecture, [5], 2, LOOP, tmp_path)
     # with no training epoch, a method's final weights are its starting weights
-    dcn = fit_dcn(X, K, [5], DCNConfig(epochs=0, pretrain_epochs=2), LOOP, pretrained=for_dcn)
-    idec = fit_idec(X, K, [5], IDECConfig(epochs=0, pretrain_epochs=2), LOOP, pretrained=for_idec)
+    dcn = fit_deep_method(X, K, [5], DCNConfig(epochs=0, pretrain_epochs=2), LOOP, pretrained=for_dcn)
+    idec = fit_deep_method(X, K, [5], IDECConfig(epochs=0, pretrain_epochs=2), LOOP, pretrained=for_idec)
     aekm = fit_aekm(X, K, [5], AEKMConfig(pretrain_epochs=2), LOOP, pretrained=for_dcn)
     for d, i, a, p in zip(dcn.weights, idec.weights, aekm.weights, for_dcn.weights):
         np.testing.assert_array_equal(d, p)

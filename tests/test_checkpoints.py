@@ -181,7 +181,7 @@ def test_an_interrupted_fit_resumes_to_the_fit_never_interrupted(
     import dkm
 
     def model(**kwargs):
-        epochs = {"finetune_epochs": 4} if estimator == "DeepKMeans" else {"epochs": 3}
+        epochs = {"schedule": [1000.0] * 4} if estimator == "DeepKMeans" else {"epochs": 3}
         return getattr(dkm, estimator)(
             n_clusters=10, hidden_sizes=(32, 32, 64), pretrain_epochs=3, random_state=5,
             progress=False, **epochs, **kwargs)

@@ -1,4 +1,5 @@
-"""DKM's ablation switches: the hard-assignment limit, weight decay and α rescaling."""
+"""DKM's ablation switches (dkm.book.ablations): the hard-assignment limit, weight decay and α
+rescaling."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,8 +10,9 @@ from sklearn.datasets import load_digits
 from dkm.autoencoder import Architecture, Autoencoder
 from dkm.methods.common import LoopConfig
 from dkm.annealing import constant
-from dkm.methods import dkm as dkm_module
-from dkm.methods.dkm import DKMConfig, DKMObjective, fit_dkm
+from dkm.book.ablations import _switches
+from dkm.book.ablations._switches import DKMAblationConfig, DKMAblationObjective
+from dkm.methods.template import fit_deep_method
 
 TINY = Architecture(input_dim=4, embedding_dim=2, hidden_sizes=(8, 8, 8))
 LOOP = LoopConfig(hidden_sizes=(32, 32, 64), batch_size=128, progress=False, jit_compile=False)
@@ -26,8 +28,8 @@ def _batch(seed: int = 0):
 
 def test_hard_assignment_is_the_distance_to_the_nearest_representative():
     autoencoder, representatives, x, h = _batch()
-    hard = DKMObjective(representatives, 0.5, assignment="hard")
-    soft = DKMObjective(representatives, 0.5)
+    hard = DKMAblationObjective(representatives, 0.5, assignment="hard")
+    soft = DKMAblationObjective(representatives, 0.5)
     soft.set_alpha(1e4)
     distances = ((h.numpy()[:, :, None] - representatives[:, None]) ** 2).sum(-1)
     _, hard_terms = hard.per_sample_loss(x, autoencoder.decode(h), h, None)
@@ -47,8 +49,8 @@ def test_hard_assignment_is_the_distance_to_the_nearest_representative():
 def test_weight_decay_adds_the_squared_kernels_of_each_replica():
     autoencoder, representatives, x, h = _batch()
     x_hat = autoencoder.decode(h)
-    plain, _ = DKMObjective(representatives, 0.5).per_sample_loss(x, x_hat, h, None)
-    decayed, _ = DKMObjective(representatives, 0.5, weight_decay=0.01,
+    plain, _ = DKMAblationObjective(representatives, 0.5).per_sample_loss(x, x_hat, h, None)
+    decayed, _ = DKMAblationObjective(representatives, 0.5, weight_decay=0.01,
                               autoencoder=autoencoder).per_sample_loss(x, x_hat, h, None)
     kernels = [w.numpy() for w in autoencoder.params if w.shape.rank == 3]
     penalty = sum((w**2).sum(axis=(1, 2)) for w in kernels)
@@ -59,20 +61,20 @@ def test_weight_decay_adds_the_squared_kernels_of_each_replica():
 def test_weight_decay_needs_the_network():
     _, representatives, _, _ = _batch()
     with pytest.raises(ValueError, match="autoencoder"):
-        DKMObjective(representatives, 0.5, weight_decay=0.1)
+        DKMAblationObjective(representatives, 0.5, weight_decay=0.1)
 
 
 @pytest.mark.parametrize("field, value", [("assignment", "argmin"), ("weight_decay", -1.0)])
 def test_dkm_config_rejects_bad_switches(field, value):
     with pytest.raises(ValueError, match=field):
-        DKMConfig(**{field: value})
+        DKMAblationConfig(**{field: value})
 
 
 def test_hard_dkm_with_weight_decay_trains():
     X = load_digits().data[:300].astype(np.float32) / 16.0
-    plain = fit_dkm(X, 5, [4], DKMConfig(pretrain_epochs=1).scaled(0.02), LOOP)
-    config = DKMConfig(pretrain_epochs=1, assignment="hard", weight_decay=1e-3).scaled(0.02)
-    result = fit_dkm(X, 5, [4], config, LOOP)
+    plain = fit_deep_method(X, 5, [4], DKMAblationConfig(pretrain_epochs=1).scaled(0.02), LOOP)
+    config = DKMAblationConfig(pretrain_epochs=1, assignment="hard", weight_decay=1e-3).scaled(0.02)
+    result = fit_deep_method(X, 5, [4], config, LOOP)
     assert result.labels.shape == (1, 300)
     assert np.isfinite(result.history["loss"]).all()
     assert result.history["loss"][0, -1] != plain.history["loss"][0, -1]
@@ -80,7 +82,7 @@ def test_hard_dkm_with_weight_decay_trains():
 
 def test_set_alpha_takes_one_value_or_one_per_replica():
     _, representatives, _, _ = _batch()
-    objective = DKMObjective(representatives, 0.5)
+    objective = DKMAblationObjective(representatives, 0.5)
     objective.set_alpha(3.0)
     np.testing.assert_array_equal(objective.alpha.numpy().ravel(), [3.0, 3.0])
     objective.set_alpha([1.0, 7.0])
@@ -90,31 +92,31 @@ def test_set_alpha_takes_one_value_or_one_per_replica():
 
 def test_alpha_rescaling_needs_the_soft_assignment():
     with pytest.raises(ValueError, match="alpha_rescaling"):
-        DKMConfig(alpha_rescaling=True, assignment="hard")
+        DKMAblationConfig(alpha_rescaling=True, assignment="hard")
 
 
 def _scripted_norms(monkeypatch, norms):
-    """Make fit_dkm read these mean embedding norms ``(S,)``, one per call, in order."""
+    """Make the rescaling read these mean embedding norms ``(S,)``, one per call, in order."""
     calls = iter(np.asarray(norms, np.float32))
-    monkeypatch.setattr(dkm_module, "mean_embedding_norm", lambda autoencoder, data: next(calls))
+    monkeypatch.setattr(_switches, "mean_embedding_norm", lambda autoencoder, data: next(calls))
 
 
 def test_alpha_rescaling_multiplies_alpha_by_the_squared_norm_ratio(monkeypatch):
     X = load_digits().data[:300].astype(np.float32) / 16.0
     # the start, then after epochs 1 and 2 (the α of epochs 2 and 3); replica 1 does not shrink
     _scripted_norms(monkeypatch, [[2.0, 4.0], [1.0, 4.0], [0.5, 4.0]])
-    config = DKMConfig(pretrain_epochs=1, schedule=constant(10.0, 3), alpha_rescaling=True)
-    result = fit_dkm(X, 5, [4, 5], config, LOOP)
+    config = DKMAblationConfig(pretrain_epochs=1, schedule=constant(10.0, 3), alpha_rescaling=True)
+    result = fit_deep_method(X, 5, [4, 5], config, LOOP)
     np.testing.assert_allclose(result.history["alpha"], [[10.0, 40.0, 160.0],
                                                          [10.0, 10.0, 10.0]])
 
 
 def test_alpha_rescaling_at_a_constant_norm_changes_nothing(monkeypatch):
     X = load_digits().data[:300].astype(np.float32) / 16.0
-    config = DKMConfig(pretrain_epochs=1, schedule=constant(10.0, 3))
-    plain = fit_dkm(X, 5, [4, 5], config, LOOP)
+    config = DKMAblationConfig(pretrain_epochs=1, schedule=constant(10.0, 3))
+    plain = fit_deep_method(X, 5, [4, 5], config, LOOP)
     _scripted_norms(monkeypatch, [[2.0, 3.0]] * 3)
-    rescaled = fit_dkm(X, 5, [4, 5], DKMConfig(**{**config.__dict__, "alpha_rescaling": True}),
+    rescaled = fit_deep_method(X, 5, [4, 5], DKMAblationConfig(**{**config.__dict__, "alpha_rescaling": True}),
                        LOOP)
     np.testing.assert_array_equal(rescaled.labels, plain.labels)
     np.testing.assert_array_equal(rescaled.history["loss"], plain.history["loss"])

@@ -7,11 +7,11 @@ from sklearn.base import clone
 from sklearn.datasets import load_digits
 
 from dkm import DeepKMeans
-from dkm.annealing import paper_annealing
+from dkm.annealing import constant, paper_annealing
 from dkm.metrics import evaluate
 
-TINY = dict(hidden_sizes=(32, 32, 64), pretrain_epochs=2, finetune_epochs=2,
-            kmeans_restarts=2, progress=False)
+TINY = dict(hidden_sizes=(32, 32, 64), pretrain_epochs=2, schedule=constant(1000.0, 2),
+            progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,8 @@ def test_same_seed_gives_identical_results_bit_for_bit(small_digits):
 
 def test_scikit_learn_contract(small_digits):
     X, _ = small_digits
-    model = DeepKMeans(n_clusters=4, variant="a", schedule=[0.1, 1.0, 10.0], random_state=0, **TINY)
+    model = DeepKMeans(n_clusters=4, variant="a", random_state=0,
+                       **{**TINY, "schedule": [0.1, 1.0, 10.0]})
     assert clone(model).get_params() == model.get_params()
     labels = model.fit_predict(X)
     assert labels.shape == (300,) and labels.min() >= 0 and labels.max() < 4
@@ -104,7 +105,7 @@ def test_cosine_variant_trains(small_digits):
 def test_dkm_p_learns_digits(digits):
     """DKM^p with the paper's architecture, at a fifth of its epochs."""
     X, y = digits
-    model = DeepKMeans(n_clusters=10, lam=1.0, pretrain_epochs=10, finetune_epochs=20,
+    model = DeepKMeans(n_clusters=10, lam=1.0, pretrain_epochs=10, schedule=constant(1000.0, 20),
                        random_state=0, progress=False).fit(X)
     pretrain = model.history_["pretrain_loss"]
     assert pretrain[-1] < 0.5 * pretrain[0]
@@ -205,13 +206,16 @@ def test_from_config_builds_the_estimator_of_a_configuration():
     import dataclasses
 
     from dkm import DCN
+    from dkm.book.ablations import AUTHORS_DCN, DCNAblation
     from dkm.methods.common import LoopConfig
-    from dkm.methods.dcn import AUTHORS_DCN, DCN_VARIANTS
+    from dkm.methods.config import with_overrides
+    from dkm.methods.dcn import DCN_VARIANTS
     from dkm.methods.dkm import DKM_VARIANTS
 
-    loop = LoopConfig(hidden_sizes=(16,), batch_size=64, layout="sequential", progress=False)
-    config = dataclasses.replace(DCN_VARIANTS["p"], lam=0.5, epochs=3, **AUTHORS_DCN)
+    loop = LoopConfig(hidden_sizes=(16,), batch_size=64, progress=False)
+    config = with_overrides(DCN_VARIANTS["p"], {"lam": 0.5, "epochs": 3, **AUTHORS_DCN})
     model = DCN.from_config(config, loop, 7, variant="p", random_state=1)
+    assert type(model) is DCNAblation  # the subclass that trains the switches
     assert model._config() == config and model._loop() == loop
     assert (model.n_clusters, model.update, model.random_state) == (7, "last-sample", 1)
     assert clone(model).get_params() == model.get_params()
@@ -219,5 +223,5 @@ def test_from_config_builds_the_estimator_of_a_configuration():
         DCN.from_config(DKM_VARIANTS["p"], loop, 7, variant="p")
     with pytest.raises(ValueError, match=r"DeepKMeans\(variant='a'\) cannot train"):
         DeepKMeans.from_config(DKM_VARIANTS["p"], loop, 7, variant="a")
-    with pytest.raises(ValueError, match="'initial_count' parameter of DCN must be"):
-        DCN.from_config(dataclasses.replace(config, initial_count=0.0), loop, 7, variant="p")
+    with pytest.raises(ValueError, match=r"DCNAblation\(variant='p'\) cannot train initial_count=50"):
+        DCN.from_config(dataclasses.replace(config, initial_count=50.0), loop, 7, variant="p")

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from dkm.annealing import constant
 from dkm.checkpoints import code_version
 from dkm.data import load
 from dkm.methods.common import LoopConfig
@@ -138,7 +139,7 @@ def test_configure_applies_the_papers_tradeoff_then_the_overrides():
 def test_switches_added_later_enter_the_record_only_when_set():
     # DCN's switches for the DKM authors' variant came after records were written: at their
     # defaults they are not recorded, so those records keep their configuration hash.
-    from dkm.methods.dcn import AUTHORS_DCN
+    from dkm.book.ablations import AUTHORS_DCN
 
     usps_like = SimpleNamespace(name="usps", n_samples=9298)
     default = run_params("dcn-p", configure("dcn-p", usps_like), TINY, 1.0, "f")
@@ -420,7 +421,7 @@ def test_a_deep_kmeans_written_by_hand_gives_the_protocols_labels(digits, tmp_pa
     pretrained = load_or_pretrain(digits.X, TINY.architecture(digits.n_features, 10), [seed],
                                   1, TINY, cache_dir=cache)
     model = DeepKMeans(10, lam=params["lambda"], pretrain_epochs=1,
-                       finetune_epochs=params["schedule"]["epochs_per_alpha"],
+                       schedule=constant(1000.0, params["schedule"]["epochs_per_alpha"]),
                        hidden_sizes=TINY.hidden_sizes, pretrained=pretrained, random_state=seed,
                        progress=False).fit(digits.X)
     np.testing.assert_array_equal(model.labels_, trained_results[0].labels[0])

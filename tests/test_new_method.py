@@ -1,8 +1,9 @@
-"""A method declared here alone, registered in one line, runs through the protocol's grid.
+"""A method declared here alone, registered in one line, runs through the protocol's grid and
+appears in ``python -m dkm report``.
 
 AE-GMM: a Gaussian mixture on the pretrained autoencoder's embedding, where AE-KM runs k-means.
 Run as a script (``python tests/test_new_method.py STORE``), it registers the method and runs it
-on digits into ``STORE``; the test runs it so, in a process of its own, so that the method stays
+on digits into ``STORE``, then reports every method of ``STORE``; the test runs it so, in a process of its own, so that the method stays
 out of the registry of the other tests.
 """
 from __future__ import annotations
@@ -68,9 +69,12 @@ def main(store: str) -> None:
         fit=f"{__name__}:fit_gmm"))
     loop = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
     run_grid(["digits"], ["ae-gmm"], [1, 2], store, scale=0.02, loop=loop, progress=False)
+    from dkm.cli import main as dkm
+
+    dkm(["report", "--results", store, "--table", "methods"])
 
 
-def test_a_method_declared_in_a_test_file_runs_through_the_grid(tmp_path):
+def test_a_method_declared_in_a_test_file_runs_through_the_grid_and_the_report(tmp_path):
     store = tmp_path / "digits.jsonl"
     run = subprocess.run([sys.executable, __file__, str(store)], cwd=REPO_ROOT,
                          capture_output=True, text=True, timeout=600)
@@ -78,6 +82,9 @@ def test_a_method_declared_in_a_test_file_runs_through_the_grid(tmp_path):
     records = [json.loads(line) for line in store.read_text().splitlines()]
     assert [(r["method"], r["seed"]) for r in records] == [("ae-gmm", 1), ("ae-gmm", 2)]
     assert all(0 < r["metrics"]["test"]["acc"] <= 1 for r in records)
+    acc = np.array([r["metrics"]["test"]["acc"] for r in records]) * 100
+    row = next(line for line in run.stdout.splitlines() if line.startswith("| AE-GMM"))
+    assert f"{acc.mean():.1f}±{acc.std(ddof=1):.1f}" in row and "(n=2)" in row, run.stdout
     assert records[0]["params"] == {"pretrain_epochs": 1, "batch_size": 256, "learning_rate": 0.001,
                                     "sampler": "permutation", "hidden_sizes": [32, 32, 64],
                                     "scale": 0.02, "data_fingerprint": records[0]["params"][

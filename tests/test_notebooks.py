@@ -1,6 +1,7 @@
 """Every chapter's MyST Markdown and its paired .ipynb hold the same cells."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import jupytext
@@ -98,3 +99,31 @@ def test_the_inline_magic_draws_under_mplbackend_agg(monkeypatch):
 
     assert images(draw) == 0
     assert images(INLINE, draw) == 1
+
+
+#: Chapters whose prose is written in their Markdown: numbers are glued, each data-dependent
+#: sentence is checked by a hidden assertion, and no code cell writes a sentence.
+WRITTEN_PROSE = ["../book/intro.md", "07_results.md", "08_representations.md", "09_lambda_search.md",
+                 "10_reproducing.md", "11_ablations.md"]
+#: What a code cell that assembles prose looks like: a Markdown object built from anything but a
+#: table's ``.to_markdown(...)`` (an f-string, a join, a concatenation, a function's text), and
+#: the {glue:md} role that pastes such an object into the text.
+ASSEMBLED_PROSE = re.compile(r"Markdown\((?!\s*\w+\.to_markdown\()|\{glue:md\}")
+
+
+@pytest.mark.parametrize("name", WRITTEN_PROSE)
+def test_a_chapter_with_written_prose_assembles_no_sentence_in_code(name):
+    """A sentence is Markdown in the chapter, not a string a code cell builds (issue 46)."""
+    cells = jupytext.read(NOTEBOOKS / name).cells
+    assembled = [line.strip() for cell in cells for line in cell.source.splitlines()
+                 if ASSEMBLED_PROSE.search(line)]
+    assert not assembled, f"{name}: lines that assemble prose: {assembled}"
+
+
+def test_the_prose_check_catches_the_patterns_it_is_for():
+    for source in ['glue("x", Markdown(f"On {d} it holds"))', 'display(Markdown(" ".join(lead)))',
+                   'Markdown("; ".join(items))', "{glue:md}`reading`", 'Markdown(text(row))',
+                   'display(Markdown("Seconds per run:\\n\\n" + table.to_markdown()))']:
+        assert ASSEMBLED_PROSE.search(source), source
+    for source in ['glue("x", 1.5, display=False)', "display(Markdown(table.to_markdown()))"]:
+        assert not ASSEMBLED_PROSE.search(source), source

@@ -69,7 +69,8 @@ def test_an_unknown_method_names_the_known_ones():
 
 
 def test_the_authors_dcn_is_the_papers_dcn_with_the_authors_switches():
-    from dkm.methods.dcn import AUTHORS_DCN, DCN_VARIANTS
+    from dkm.book.ablations import AUTHORS_DCN, DCNAblationConfig
+    from dkm.methods.dcn import DCN_VARIANTS
     from dkm.protocol.experiments import default_tradeoff
 
     for variant in ("np", "p"):
@@ -77,7 +78,8 @@ def test_the_authors_dcn_is_the_papers_dcn_with_the_authors_switches():
         assert (entry.paper_method, entry.reported_as, entry.in_paper) == (
             f"dcn-{variant}", f"dcn-{variant}", False)
         assert (entry.label, entry.reported_label) == (f"DCN^{variant} (authors)", f"DCN^{variant}")
-        assert entry.default_config() == dataclasses.replace(DCN_VARIANTS[variant], **AUTHORS_DCN)
+        assert entry.default_config() == DCNAblationConfig(**vars(DCN_VARIANTS[variant]),
+                                                           **AUTHORS_DCN)
         assert entry.pretrained == registry.get(entry.paper_method).pretrained
         for dataset in ("usps", "mnist", "20news"):  # the paper's λ of its DCN
             assert default_tradeoff(entry.id, dataset) == paper.optimal_tradeoff(

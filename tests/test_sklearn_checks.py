@@ -13,7 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dkm import DCN, IDEC, DeepKMeans
 
-TINY = dict(n_clusters=2, hidden_sizes=(8,), kmeans_restarts=1, progress=False, jit_compile=False)
+TINY = dict(n_clusters=2, hidden_sizes=(8,), progress=False, jit_compile=False)
 
 ESTIMATORS = [
     DeepKMeans(variant="a", schedule=[1.0], **TINY),

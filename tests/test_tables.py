@@ -530,7 +530,7 @@ def test_the_compact_html_shows_a_chosen_tradeoff_and_the_papers_below_it():
     assert '<td>1e+0<br><small style="color:#666">paper</small></td>' in html  # MNIST: no search
 
 
-def test_line_search_table_and_verdicts_write_the_summary_for_a_reader():
+def test_line_search_table_writes_the_summary_for_a_reader():
     summary = pd.DataFrame.from_dict({
         "dkm-p": dict(tradeoff_name="lambda", chosen=0.1, paper=1.0, values=8, runs=3,
                       val_chosen=72.0, test_chosen=71.26, std_chosen=1.04, test_paper=70.0,
@@ -545,9 +545,8 @@ def test_line_search_table_and_verdicts_write_the_summary_for_a_reader():
     assert row["test ACC at chosen"] == "71.3 ± 1.0" and row["test ACC at paper's"] == "70.0"
     assert row["paper (USPS)"] == "1" and row["values × runs"] == "8 × 3"
     assert table.loc["DKM<sup>pa</sup>", "test ACC at paper's"] == "—"
-    lines = tables.line_search_verdicts(summary, "usps").splitlines()
-    assert lines[0].startswith("* DKM<sup>p</sup>: λ = 0.1, 1 decade below the paper's 1 on USPS")
-    assert lines[1] == "* DKM<sup>pa</sup>: λ = 1; the paper gives no value."
+    assert row["chosen against paper's"] == "1 decade below"
+    assert table.loc["DKM<sup>pa</sup>", "chosen against paper's"] == "—"
 
 
 def test_power_of_ten_writes_the_exponent_as_a_superscript():

@@ -73,7 +73,7 @@ paper_std``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Collection, Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TypeVar
@@ -102,11 +102,11 @@ __all__ = [
 #: Significance level of every test (the paper's p > 0.05).
 ALPHA = 0.05
 #: Methods with autoencoder pretraining (:data:`dkm.protocol.registry.METHODS`).
-PRETRAINED = frozenset(m.id for m in registry.METHODS.values() if m.group == "pretrained")
+PRETRAINED = registry.GroupMembers("pretrained")
 #: Deep clustering methods without pretraining.
-NOT_PRETRAINED = frozenset(m.id for m in registry.METHODS.values() if m.group == "not pretrained")
+NOT_PRETRAINED = registry.GroupMembers("not pretrained")
 #: The paper's marks: mark -> the rows whose best mean defines it.
-DEFAULT_GROUPS: Mapping[str, frozenset[str]] = MappingProxyType(
+DEFAULT_GROUPS: Mapping[str, Set[str]] = MappingProxyType(
     {"bold": PRETRAINED, "underline": NOT_PRETRAINED}
 )
 #: The possible verdicts of :func:`compare_with_paper`.

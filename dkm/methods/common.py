@@ -12,9 +12,8 @@ from tqdm.auto import tqdm
 
 from dkm.autoencoder import Architecture, Autoencoder, PAPER_HIDDEN_SIZES
 from dkm.checkpoints import PhaseState, RunCheckpoints
-from dkm.losses import squared_euclidean
 from dkm.training import (
-    DEFAULT_SAMPLER, Adam, BatchSampler, Layout, Objective, SamplerKind, Trainer, embed,
+    DEFAULT_SAMPLER, Adam, BatchSampler, Layout, Objective, SamplerKind, Trainer,
 )
 
 EpochCallback = Callable[[int], "dict[str, np.ndarray] | None"]
@@ -179,24 +178,6 @@ def nearest_center(
 def scale_epochs(epochs: int, factor: float) -> int:
     """``epochs × factor`` rounded, at least 1; 0 (a phase that is off) stays 0."""
     return max(1, round(epochs * factor)) if epochs else 0
-
-
-def network_result(
-    autoencoder: Autoencoder, data: tf.Tensor, centers: np.ndarray, history: dict[str, np.ndarray]
-) -> MethodResult:
-    """The result of a method that clusters in the embedding space of ``autoencoder``.
-
-    Labels come from a fresh forward pass over the data after training: the
-    nearest centre in squared Euclidean distance.
-    """
-    embeddings = embed(autoencoder, data)
-    return MethodResult(
-        labels=nearest_center(embeddings, centers, squared_euclidean),
-        embeddings=embeddings,
-        centers=centers,
-        history=history,
-        weights=autoencoder.get_weights(),
-    )
 
 
 def kmeans_on_embedding(

@@ -20,6 +20,38 @@ def unrecorded_defaults(config: Any) -> set[str]:
             if f.metadata.get("recorded_when_set") and getattr(config, f.name) == f.default}
 
 
+def with_overrides(config: Any, overrides: dict[str, Any]) -> Any:
+    """``config`` with the fields named in ``overrides`` changed.
+
+    A field that ``config``'s class lacks is a switch of a study: the result is
+    then of the subclass of that class that declares every field named (the
+    ablations' models, :mod:`dkm.book.ablations`, once imported), its other
+    fields taken from ``config``.
+
+    Raises
+    ------
+    ValueError
+        When no such subclass is known.
+    """
+    names = {f.name for f in dataclasses.fields(config)}
+    if set(overrides) <= names:
+        return dataclasses.replace(config, **overrides)
+    for subclass in _subclasses(type(config)):
+        if set(overrides) <= {f.name for f in dataclasses.fields(subclass)}:
+            fields = {name: getattr(config, name) for name in names}
+            return subclass(**{**fields, **overrides})
+    unknown = ", ".join(sorted(set(overrides) - names))
+    raise ValueError(f"{type(config).__name__} has no field {unknown}, nor has any subclass of "
+                     "it imported so far (the studies' switches are declared in "
+                     "dkm.book.ablations)")
+
+
+def _subclasses(cls: type) -> list[type]:
+    """Every subclass of ``cls``, nearest first."""
+    direct = cls.__subclasses__()
+    return direct + [deeper for subclass in direct for deeper in _subclasses(subclass)]
+
+
 def jsonable(value: Any) -> Any:
     """``value`` (a configuration, a schedule, nested in dicts and sequences) as JSON types.
 

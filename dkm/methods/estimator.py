@@ -15,7 +15,7 @@ import os
 from abc import ABC, abstractmethod
 from numbers import Integral, Real
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -31,6 +31,7 @@ from dkm.losses import get_distance
 from dkm.methods.common import LoopConfig, MethodResult, nearest_center
 from dkm.methods.config import jsonable
 from dkm.methods.pretraining import Pretrained
+from dkm.methods.template import fit_deep_method
 from dkm.training import LAYOUTS, SAMPLERS, embed, enable_determinism
 
 _MAX_SEED = 2**31 - 1
@@ -40,6 +41,42 @@ POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 NON_NEGATIVE_INT = Interval(Integral, 0, None, closed="left")
 NON_NEGATIVE = Interval(Real, 0, None, closed="left")  # also excludes inf and nan
 POSITIVE = Interval(Real, 0, None, closed="neither")
+
+
+#: The documentation of the shared block of the loop's parameters: an estimator's docstring
+#: holds a line ``{loop_parameters}`` where it goes.
+LOOP_PARAMETERS_DOC = """\
+    hidden_sizes : tuple of int, default=(500, 500, 2000)
+        Encoder hidden layers; the decoder mirrors them.
+    embedding_dim : int, optional
+        Embedding size; defaults to ``n_clusters`` as in the paper.
+    batch_size : int, default=256
+    learning_rate : float, default=1e-3
+        Adam's learning rate (β = 0.9, 0.999; ε = 1e-8).
+    sampler : {"permutation", "independent", "sequential"}, default="permutation"
+        Minibatch order: a permutation per epoch, the authors' independent
+        draws of each batch, or the data's stored order as in IDEC's Keras
+        code (see :class:`dkm.training.BatchSampler`).
+    pretrained : Pretrained, optional
+        A pretraining to start from instead of computing one (variants with
+        pretraining): :func:`dkm.methods.pretraining.load_or_pretrain` for the
+        seed of ``random_state`` (or the seeds of :meth:`fit_seeds`), with
+        ``pretrain_epochs`` epochs and the same loop settings, as KMeans takes
+        an ``init`` array. The protocol shares one between its methods.
+    random_state : int, RandomState or None, default=None
+        Seed of the initialisation and the minibatch order. The same int on
+        the same data and machine gives identical results, bit for bit.
+    progress : bool, default=True
+        Show progress bars.
+    jit_compile : bool, default=True
+        Compile training epochs with XLA.
+    checkpoint_dir : str or path-like, optional
+        Where :meth:`fit` saves its training state, every five minutes and at
+        the end of each phase (:mod:`dkm.checkpoints`). Called again after an
+        interruption, on the same data with the same parameters, ``fit``
+        resumes from it and ends as if it had never stopped; the files are
+        removed once it has finished. Needs an int ``random_state``.
+"""
 
 
 def check_pretraining(variant: str, pretrain_epochs: int) -> int:
@@ -56,15 +93,16 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
                               BaseEstimator, ABC):
     """Shared machinery of the deep clustering estimators.
 
-    Subclasses define ``__init__`` (their parameters, stored unchanged, as
-    scikit-learn requires), the constraints of their own parameters (added to
-    :attr:`_parameter_constraints`), their configuration class
-    (:attr:`_config_class`, every field of which is a parameter of the same
-    name), the function that trains it (:attr:`_fit_function`) and
-    :meth:`_variant_fields`; they must have the parameters ``n_clusters``,
-    ``variant``, ``hidden_sizes``, ``embedding_dim``, ``batch_size``,
-    ``learning_rate``, ``sampler``, ``layout``, ``pretrained``,
-    ``random_state``, ``progress``, ``jit_compile`` and ``checkpoint_dir``. scikit-learn checks
+    Subclasses define ``__init__`` (their parameters, kept unchanged by
+    :meth:`_keep_parameters`, as scikit-learn requires), the constraints of their
+    own parameters (added to :attr:`_parameter_constraints`), their configuration
+    class (:attr:`_config_class`, a :class:`dkm.methods.template.DeepMethodConfig`:
+    a field that is a parameter of the same name comes from it, the others keep
+    their defaults, the paper's) and :meth:`_variant_fields`. Their parameters are
+    ``n_clusters``, ``variant``, those of their configuration, and the shared block
+    of the loop: ``hidden_sizes``, ``embedding_dim``, ``batch_size``,
+    ``learning_rate``, ``sampler``, ``pretrained``, ``random_state``,
+    ``progress``, ``jit_compile`` and ``checkpoint_dir``. scikit-learn checks
     every parameter against the constraints when ``fit`` starts; checks that
     involve two parameters are the subclasses' :meth:`_variant_fields`.
 
@@ -105,32 +143,43 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         "batch_size": [POSITIVE_INT],
         "learning_rate": [POSITIVE],
         "sampler": [StrOptions(set(SAMPLERS))],
-        "layout": [StrOptions(set(LAYOUTS)), None],
         "pretrained": [Pretrained, None],
         "random_state": ["random_state"],
         "progress": ["boolean"],
         "jit_compile": ["boolean"],
         "pretrain_epochs": [NON_NEGATIVE_INT],
-        "kmeans_restarts": [POSITIVE_INT],
-        "carry_optimizer_state": ["boolean"],
         "checkpoint_dir": [str, os.PathLike, None],
     }
 
-    #: The configuration class of the method; its fields are parameters of the estimator.
+    #: The configuration class of the method (:class:`dkm.methods.template.DeepMethodConfig`).
     _config_class: type
-    #: ``fit(X, n_clusters, seeds, config, loop, pretrained=None, embedding_dim=None)``.
-    _fit_function: Callable[..., MethodResult]
 
     _distance_name: str = "euclidean"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__doc__ and "    {loop_parameters}\n" in cls.__doc__:
+            cls.__doc__ = cls.__doc__.replace("    {loop_parameters}\n", LOOP_PARAMETERS_DOC)
 
     @abstractmethod
     def _variant_fields(self) -> dict[str, Any]:
         """The configuration fields that the variant decides (epochs, schedule, ...)."""
 
+    def _keep_parameters(self, parameters: dict[str, Any]) -> None:
+        """Keep ``__init__``'s arguments (its ``locals()``) as attributes, unchanged."""
+        for name in self._get_param_names():
+            setattr(self, name, parameters[name])
+
+    @classmethod
+    def _config_parameters(cls) -> list[str]:
+        """The configuration fields that are parameters of the estimator."""
+        names = set(cls._get_param_names())
+        return [f.name for f in dataclasses.fields(cls._config_class) if f.name in names]
+
     def _config(self) -> Any:
-        """The configuration trained: every field from the parameter of its name, then the
-        variant's."""
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self._config_class)}
+        """The configuration trained: the fields that are parameters from them, then the
+        variant's; the others keep their defaults."""
+        fields = {name: getattr(self, name) for name in self._config_parameters()}
         return self._config_class(**{**fields, **self._variant_fields()})
 
     @classmethod
@@ -165,21 +214,36 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
             when the estimator would train another configuration (a pretraining
             for a variant without one, say).
         """
-        if not isinstance(config, cls._config_class):
-            raise ValueError(f"{cls.__name__} trains a {cls._config_class.__name__}, "
-                             f"got {type(config).__name__}")
-        fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+        cls = cls._trainer_of(config)
+        fields = {name: getattr(config, name) for name in cls._config_parameters()}
         estimator = cls(
             n_clusters, variant=variant, **fields, hidden_sizes=tuple(loop.hidden_sizes),
             batch_size=loop.batch_size, learning_rate=loop.learning_rate, sampler=loop.sampler,
-            layout=loop.layout, pretrained=pretrained, random_state=random_state,
+            pretrained=pretrained, random_state=random_state,
             progress=loop.progress, jit_compile=loop.jit_compile,
         )
         estimator._validate_params()
-        if estimator._config() != config:
-            raise ValueError(f"{cls.__name__}(variant={variant!r}) cannot train {config}: it "
-                             f"would train {estimator._config()}")
+        trained = estimator._config()
+        if trained != config:
+            differing = ", ".join(f"{f.name}={getattr(config, f.name)!r}"
+                                  for f in dataclasses.fields(config)
+                                  if getattr(config, f.name) != getattr(trained, f.name))
+            raise ValueError(f"{cls.__name__}(variant={variant!r}) cannot train {differing}: "
+                             f"it would train {trained}")
         return estimator
+
+    @classmethod
+    def _trainer_of(cls, config: Any) -> type["DeepClusteringEstimator"]:
+        """This class, or the subclass of it (an ablation's, say) that trains ``config``'s type."""
+        if type(config) is cls._config_class:
+            return cls
+        for subclass in cls.__subclasses__():
+            try:
+                return subclass._trainer_of(config)
+            except ValueError:
+                continue
+        raise ValueError(f"{cls.__name__} trains a {cls._config_class.__name__}, "
+                         f"got {type(config).__name__}")
 
     def _check_X(self, X, *, fitting: bool) -> np.ndarray:
         """``X`` as finite float32; ``fitting`` records its features, else checks them."""
@@ -220,14 +284,14 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
             return int(self.random_state)
         return int(check_random_state(self.random_state).randint(_MAX_SEED))
 
-    def _loop(self) -> LoopConfig:
+    def _loop(self, layout: str | None = None) -> LoopConfig:
         return LoopConfig(
             batch_size=int(self.batch_size),
             learning_rate=float(self.learning_rate),
             sampler=self.sampler,
             hidden_sizes=tuple(self.hidden_sizes),
             jit_compile=bool(self.jit_compile),
-            layout=self.layout,
+            layout=layout,
             progress=bool(self.progress),
         )
 
@@ -254,15 +318,14 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         return RunCheckpoints(Path(self.checkpoint_dir), run_key([json.dumps(run, sort_keys=True)]),
                               written_by=code_version())
 
-    def _train(self, X: np.ndarray, seeds: list[int],
-               checkpoints: RunCheckpoints | None = None) -> MethodResult:
+    def _train(self, X: np.ndarray, seeds: list[int], checkpoints: RunCheckpoints | None = None,
+               layout: str | None = None) -> MethodResult:
         """Train on validated data, one replica per seed."""
         config = self._config()
         self._check_pretrained(config, len(seeds), X.shape[1])
-        loop = dataclasses.replace(self._loop(), checkpoints=checkpoints)
-        return type(self)._fit_function(X, self.n_clusters, seeds, config, loop,
-                                        pretrained=self.pretrained,
-                                        embedding_dim=self.embedding_dim)
+        loop = dataclasses.replace(self._loop(layout), checkpoints=checkpoints)
+        return fit_deep_method(X, self.n_clusters, seeds, config, loop,
+                               pretrained=self.pretrained, embedding_dim=self.embedding_dim)
 
     @property
     def _n_features_out(self) -> int:
@@ -318,8 +381,8 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_seeds(self, X, seeds: Sequence[int],
-                  checkpoints: RunCheckpoints | None = None) -> MethodResult:
+    def fit_seeds(self, X, seeds: Sequence[int], checkpoints: RunCheckpoints | None = None,
+                  layout: str | None = None) -> MethodResult:
         """Train one network per seed on ``X``, together (stacked replicas); ``random_state``
         is not used.
 
@@ -337,6 +400,9 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         checkpoints : RunCheckpoints, optional
             Where the training phases save their state and resume from
             (:mod:`dkm.checkpoints`); none by default.
+        layout : {"stacked", "sequential"}, optional
+            How the replicas run (by device when None:
+            :func:`dkm.training.default_layout`); it does not change the result.
 
         Returns
         -------
@@ -353,7 +419,10 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         seeds = list(seeds)
         if not seeds or not all(isinstance(s, (int, np.integer)) for s in seeds):
             raise ValueError(f"seeds must be a non-empty sequence of integers, got {seeds!r}")
-        return self._train(X, [int(s) for s in seeds], checkpoints)
+        if layout is not None and layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {', '.join(map(repr, LAYOUTS))} or None, "
+                             f"got {layout!r}")
+        return self._train(X, [int(s) for s in seeds], checkpoints, layout)
 
     def _embed(self, X: np.ndarray) -> np.ndarray:
         architecture = Architecture(

@@ -41,18 +41,12 @@ from dkm.losses import (
     student_t_assignment,
     target_distribution,
 )
-from dkm.methods.common import (
-    LoopConfig,
-    MethodResult,
-    kmeans_per_replica,
-    network_result,
-    run_epochs,
-    scale_epochs,
-)
+from dkm.methods.common import kmeans_per_replica, scale_epochs
 from dkm.methods.estimator import (BASELINE_CONSTRAINTS, NON_NEGATIVE, POSITIVE_INT,
                                    DeepClusteringEstimator, variant_epochs)
-from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
-from dkm.training import BatchSampler, embed
+from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained
+from dkm.methods.template import ClusteringObjective
+from dkm.training import DEFAULT_SAMPLER, embed
 
 #: Reconstruction losses: IDEC's Keras ``"mse"`` (mean over features) or DKM's ``g`` (sum).
 RECONSTRUCTIONS = {"mean": mean_squared_error, "sum": reconstruction_error}
@@ -61,7 +55,7 @@ RECONSTRUCTIONS = {"mean": mean_squared_error, "sum": reconstruction_error}
 _CHUNK = 8192
 
 
-class IDECObjective:
+class IDECObjective(ClusteringObjective):
     """``reconstruction + γ KL(P ‖ Q)`` with IDEC's periodic target and stopping rule.
 
     Building the objective computes the first target (IDEC's iteration 0).
@@ -88,6 +82,7 @@ class IDECObjective:
     term_names = ("clustering", "reconstruction", "active")
     replicated = ("centers", "gamma", "target", "labels", "active")
     counters = ("iteration",)
+    distance = staticmethod(squared_euclidean)
 
     def __init__(
         self,
@@ -131,6 +126,10 @@ class IDECObjective:
         rec = self.reconstruction(x, x_hat)
         active = tf.broadcast_to(tf.cast(self.active, kl.dtype)[:, None], tf.shape(kl))
         return rec + self.gamma * kl, {"clustering": kl, "reconstruction": rec, "active": active}
+
+    def stopped(self) -> bool:
+        """Whether every replica has met the stopping rule."""
+        return not self.active.numpy().any()
 
     def after_step(self, x, indices) -> None:
         iteration = self.iteration.assign_add(1)
@@ -197,10 +196,25 @@ class IDECConfig:
         if not isinstance(self.update_interval, (int, np.integer)) or self.update_interval < 1:
             raise ValueError(f"update_interval must be a positive integer, got {self.update_interval!r}")
 
+    phase = "IDEC"
+
+    @property
+    def n_epochs(self) -> int:
+        return self.epochs
+
     def scaled(self, factor: float) -> "IDECConfig":
         """The same variant with every epoch count multiplied by ``factor``."""
         return replace(self, epochs=scale_epochs(self.epochs, factor),
                        pretrain_epochs=scale_epochs(self.pretrain_epochs, factor))
+
+    def objective(self, autoencoder: Autoencoder, data: tf.Tensor, n_clusters: int,
+                  seeds: Sequence[int]) -> IDECObjective:
+        """The objective, its centres from k-means++ on the initial embedding (pretrained
+        or not), its first target computed."""
+        _, centers = kmeans_per_replica(embed(autoencoder, data), n_clusters, seeds,
+                                        self.kmeans_restarts)
+        return IDECObjective(autoencoder, data, centers, self.gamma, self.update_interval,
+                             self.tol, self.reconstruction)
 
 
 #: The paper's variants by suffix (``"np"``: IDEC^np; the method ids are in
@@ -209,61 +223,6 @@ IDEC_VARIANTS: dict[str, IDECConfig] = {
     "np": IDECConfig(epochs=200, pretrain_epochs=0),
     "p": IDECConfig(epochs=50),
 }
-
-
-def fit_idec(
-    X: np.ndarray,
-    n_clusters: int,
-    seeds: Sequence[int],
-    config: IDECConfig = IDECConfig(),
-    loop: LoopConfig = LoopConfig(),
-    pretrained: Pretrained | None = None,
-    embedding_dim: int | None = None,
-) -> MethodResult:
-    """Train IDEC on ``X`` for every seed in ``seeds`` (one replica each).
-
-    Parameters
-    ----------
-    X : numpy.ndarray
-        ``(N, d)`` float32 data.
-    n_clusters : int
-        Number of clusters ``K``.
-    seeds : sequence of int
-        One seed per replica: initialisation, k-means++ and minibatch order.
-    config : IDECConfig
-        The variant (see :data:`IDEC_VARIANTS`).
-    loop : LoopConfig
-        Settings of the shared training loop.
-    pretrained : Pretrained, optional
-        The shared pretraining; computed here when needed and None.
-    embedding_dim : int, optional
-        Size of the embedding; the paper uses ``n_clusters``.
-
-    Returns
-    -------
-    MethodResult
-        Labels ``argmax_k q_ik`` (the nearest centre) from a fresh forward pass
-        after training. ``history["active"]`` is the fraction of each epoch's
-        iterations during which the replica still trained; training ends
-        early once every replica has stopped.
-    """
-    data = tf.constant(X, tf.float32)
-    architecture = loop.architecture(X.shape[1], embedding_dim or n_clusters)
-    autoencoder, optimizer, history = initial_network(
-        data, architecture, seeds, loop, config.pretrain_epochs, pretrained,
-        config.carry_optimizer_state,
-    )
-    _, centers = kmeans_per_replica(embed(autoencoder, data), n_clusters, seeds,
-                                    config.kmeans_restarts)
-    objective = IDECObjective(autoencoder, data, centers, config.gamma, config.update_interval,
-                              config.tol, config.reconstruction)
-    trainer = loop.trainer(autoencoder, objective, data, optimizer)
-    sampler = BatchSampler(X.shape[0], loop.batch_size, seeds, "finetune", loop.sampler)
-    history.update(run_epochs(
-        trainer, sampler, config.epochs, stop_when=lambda: not objective.active.numpy().any(),
-        description="IDEC", progress=loop.progress, checkpoints=loop.checkpoints,
-    ))
-    return network_result(autoencoder, data, objective.centers.numpy(), history)
 
 
 class IDEC(DeepClusteringEstimator):
@@ -297,46 +256,13 @@ class IDEC(DeepClusteringEstimator):
         (``"np"``).
     pretrain_epochs : int, default=50
         Pretraining epochs of variant ``"p"``.
-    kmeans_restarts : int, default=20
-        k-means++ restarts for the initial centres (IDEC's code: 20).
     reconstruction : {"mean", "sum"}, default="mean"
         Squared error averaged over features (IDEC's Keras ``"mse"``, to which
         the paper's γ values refer) or summed (DKM's ``g``). Since Adam is
         nearly blind to the loss's scale, ``"mean"`` with γ trains like
         ``"sum"`` with ``n_features · γ``: on many features the KL term can
         then dominate (the book's chapter 7, 20NEWS IDEC^np).
-    carry_optimizer_state : bool, default=False
-        Continue pretraining's Adam moments; IDEC's code started a fresh Adam.
-    hidden_sizes : tuple of int, default=(500, 500, 2000)
-        Encoder hidden layers; the decoder mirrors them.
-    embedding_dim : int, optional
-        Embedding size; defaults to ``n_clusters`` as in the paper.
-    batch_size : int, default=256
-    learning_rate : float, default=1e-3
-        Adam's learning rate.
-    sampler : {"permutation", "independent", "sequential"}, default="permutation"
-        Minibatch order (see :class:`dkm.training.BatchSampler`).
-    layout : {"stacked", "sequential"}, optional
-        How :meth:`fit_seeds` runs several replicas (by device when None:
-        :func:`dkm.training.default_layout`); it does not change the result.
-    pretrained : Pretrained, optional
-        A pretraining to start from instead of computing one (variants with
-        pretraining): :func:`dkm.methods.pretraining.load_or_pretrain` for the
-        seed of ``random_state`` (or the seeds of :meth:`fit_seeds`), with
-        ``pretrain_epochs`` epochs and the same loop settings, as KMeans takes
-        an ``init`` array. The protocol shares one between its methods.
-    random_state : int, RandomState or None, default=None
-        Seed; the same int gives identical results, bit for bit.
-    progress : bool, default=True
-        Show progress bars.
-    jit_compile : bool, default=True
-        Compile training epochs with XLA.
-    checkpoint_dir : str or path-like, optional
-        Where :meth:`fit` saves its training state, every five minutes and at
-        the end of each phase (:mod:`dkm.checkpoints`). Called again after an
-        interruption, on the same data with the same parameters, ``fit``
-        resumes from it and ends as if it had never stopped; the files are
-        removed once it has finished. Needs an int ``random_state``.
+    {loop_parameters}
 
     Examples
     --------
@@ -357,7 +283,6 @@ class IDEC(DeepClusteringEstimator):
         "reconstruction": [StrOptions(set(RECONSTRUCTIONS))],
     }
     _config_class = IDECConfig
-    _fit_function = staticmethod(fit_idec)
 
     def __init__(
         self,
@@ -368,43 +293,20 @@ class IDEC(DeepClusteringEstimator):
         update_interval: int = 140,
         tol: float = 1e-3,
         epochs: int | None = None,
-        pretrain_epochs: int = 50,
-        kmeans_restarts: int = 20,
+        pretrain_epochs: int = PAPER_PRETRAIN_EPOCHS,
         reconstruction: str = "mean",
-        carry_optimizer_state: bool = False,
         hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
         embedding_dim: int | None = None,
         batch_size: int = 256,
         learning_rate: float = 1e-3,
-        sampler: str = "permutation",
-        layout: str | None = None,
+        sampler: str = DEFAULT_SAMPLER,
         pretrained: Pretrained | None = None,
         random_state=None,
         progress: bool = True,
         jit_compile: bool = True,
         checkpoint_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        self.n_clusters = n_clusters
-        self.variant = variant
-        self.gamma = gamma
-        self.update_interval = update_interval
-        self.tol = tol
-        self.epochs = epochs
-        self.pretrain_epochs = pretrain_epochs
-        self.kmeans_restarts = kmeans_restarts
-        self.reconstruction = reconstruction
-        self.carry_optimizer_state = carry_optimizer_state
-        self.hidden_sizes = hidden_sizes
-        self.embedding_dim = embedding_dim
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.sampler = sampler
-        self.layout = layout
-        self.pretrained = pretrained
-        self.random_state = random_state
-        self.progress = progress
-        self.jit_compile = jit_compile
-        self.checkpoint_dir = checkpoint_dir
+        self._keep_parameters(locals())
 
     def _variant_fields(self) -> dict[str, Any]:
         return variant_epochs(IDEC_VARIANTS, self.variant, self.epochs, self.pretrain_epochs)

@@ -28,7 +28,7 @@ import numpy as np
 
 from dkm.checkpoints import RunCheckpoints, run_key
 from dkm.data import Dataset, load, paper_dataset
-from dkm.methods.config import jsonable, unrecorded_defaults
+from dkm.methods.config import jsonable, unrecorded_defaults, with_overrides
 from dkm.metrics import evaluate
 from dkm.protocol import paper, registry
 from dkm.protocol.provenance import provenance
@@ -89,7 +89,9 @@ def configure(method: str, dataset: Dataset, tradeoff: float | None = None, scal
     scale : float
         Multiplies every epoch count (1 = the paper's).
     overrides : dict, optional
-        Fields of the method's configuration to change, applied last.
+        Fields of the method's configuration to change, applied last
+        (:func:`dkm.methods.config.with_overrides`: a study's switches give the
+        configuration of its model).
 
     Returns
     -------
@@ -104,7 +106,7 @@ def configure(method: str, dataset: Dataset, tradeoff: float | None = None, scal
         value = default_tradeoff(method, dataset.name) if tradeoff is None else float(tradeoff)
         config = dataclasses.replace(config, **{entry.config_field: value})
     if overrides:
-        config = dataclasses.replace(config, **overrides)
+        config = with_overrides(config, overrides)
     return config.scaled(scale) if scale != 1.0 else config
 
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import import_module
 from types import MappingProxyType
-from typing import Any, Literal, Mapping, Sequence
+from collections.abc import Mapping, Set as AbstractSet
+from typing import Any, Literal, Sequence
 
-__all__ = ["Method", "METHODS", "PAPER_METHODS", "available_methods", "get", "ids", "register"]
+__all__ = ["Method", "METHODS", "PAPER_METHODS", "GroupMembers", "Labels", "available_methods",
+           "get", "ids", "register"]
 
 Family = Literal["km", "dcn", "idec", "dkm"]
 Group = Literal["pretrained", "not pretrained"]
@@ -170,7 +172,7 @@ class Method:
         if self.estimator is None:
             return _load(self.fit)(X, n_clusters, list(seeds), config, loop, pretrained=pretrained)
         return self.make_estimator(config, loop, n_clusters, pretrained).fit_seeds(
-            X, seeds, loop.checkpoints)
+            X, seeds, loop.checkpoints, loop.layout)
 
 
 def _load(target: str) -> Any:
@@ -183,19 +185,16 @@ def _load(target: str) -> Any:
 _ESTIMATORS: Mapping[str, str] = {"dcn": "DCN", "idec": "IDEC", "dkm": "DeepKMeans"}
 
 
-def _deep(id: str, label: str, family: Family, pretrained: bool, in_paper: bool = True,
-          paper_method: str | None = None) -> Method:
-    # the configuration is the family's variant named by the id's suffix ("np-authors"); the
-    # estimator's variant is that of the paper's method it implements, or of its own id
-    config = id.removeprefix(f"{family}-")
-    variant = (paper_method or id).removeprefix(f"{family}-")
+def _deep(id: str, label: str, family: Family, pretrained: bool, in_paper: bool = True) -> Method:
+    # the configuration and the estimator's variant are the family's variant named by the id's
+    # suffix ("dkm-pa": "pa")
+    variant = id.removeprefix(f"{family}-")
     return Method(
         id, label, family, pretrained, group="pretrained" if pretrained else "not pretrained",
         tradeoff="gamma" if family == "idec" else "lambda", in_paper=in_paper,
-        config=f"dkm.methods.{family}:{family.upper()}_VARIANTS[{config}]",
+        config=f"dkm.methods.{family}:{family.upper()}_VARIANTS[{variant}]",
         embedding=True, kmeans_on_embedding=True,
         estimator=f"dkm.methods.{family}:{_ESTIMATORS[family]}", variant=variant,
-        paper_method=paper_method,
     )
 
 
@@ -230,10 +229,6 @@ def _authors_code(paper_id: str) -> Method:
 _METHODS: dict[str, Method] = {m.id: m for m in (
     *_PAPER_ENTRIES.values(),
     _deep("dkm-pa", "DKM^pa", "dkm", True, in_paper=False),
-    # DCN as the DKM authors' code ran it (../shared/paper/FIDELITY.md: last-sample updates)
-    _deep("dcn-np-authors", "DCN^np (authors)", "dcn", False, in_paper=False,
-          paper_method="dcn-np"),
-    _deep("dcn-p-authors", "DCN^p (authors)", "dcn", True, in_paper=False, paper_method="dcn-p"),
     # the authors' own TensorFlow 1 code, run by benchmarks/authors_code.py from a clone of it
     *(_authors_code(paper_id) for paper_id in ("ae-km", "dcn-np", "dcn-p", "dkm-a", "dkm-p")),
 )}
@@ -244,6 +239,43 @@ METHODS: Mapping[str, Method] = MappingProxyType(_METHODS)
 
 #: The paper's eight protocol methods, in the order of its tables.
 PAPER_METHODS: tuple[str, ...] = tuple(m.id for m in METHODS.values() if m.in_paper)
+
+
+class Labels(Mapping):
+    """Method id -> the paper's label, of every method the registry holds when asked
+    (those :func:`register` adds included)."""
+
+    def __getitem__(self, method: str) -> str:
+        return METHODS[method].label
+
+    def __iter__(self):
+        return iter(METHODS)
+
+    def __len__(self) -> int:
+        return len(METHODS)
+
+
+class GroupMembers(AbstractSet):
+    """The ids of the methods of a significance group (:attr:`Method.group`), of every method
+    the registry holds when asked."""
+
+    def __init__(self, group: Group) -> None:
+        self.group = group
+
+    def _ids(self) -> frozenset[str]:
+        return frozenset(m.id for m in METHODS.values() if m.group == self.group)
+
+    def __contains__(self, method: object) -> bool:
+        return method in self._ids()
+
+    def __iter__(self):
+        return iter(self._ids())
+
+    def __len__(self) -> int:
+        return len(self._ids())
+
+    def __repr__(self) -> str:
+        return f"GroupMembers({self.group!r}: {sorted(self._ids())})"
 
 
 def ids() -> tuple[str, ...]:

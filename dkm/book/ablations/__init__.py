@@ -17,11 +17,13 @@ Snapshots of full-scale runs (:mod:`dkm.book.snapshots`) keep their per-epoch
 curves: :func:`embedding_norm_curves` reads the embedding's size through the
 pretraining and the training, for the protocol's run and its variants.
 
-:data:`STUDIES` is built on first use: its switches come from
-:mod:`dkm.methods.dcn`, which imports TensorFlow.
+:data:`STUDIES` is built on first use: its switches come from ``_switches``,
+which imports TensorFlow.
 
-The package has one private module per job, all re-exported here: the
-studies and which records are whose (``_studies``), the comparisons and their
+The package has one private module per job, all re-exported here: the models
+whose switches the studies turn, subclasses of the paper's (``_switches``), the
+studies and which records are whose (``_studies``), the methods they add to the
+protocol's registry (``_methods``: the DKM authors' DCN), the comparisons and their
 wording (``_compare``), λ at full scale (``_tradeoff``), the temperature
 (``_temperature``), the walk from DCN^p to DKM^p (``_walk``) and the
 embedding's norm (``_shrinking``).
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dkm.book.ablations import _methods  # noqa: F401  (registers the authors' DCN)
 from dkm.book.ablations import _studies
 from dkm.book.ablations._compare import (
     against_paper,
@@ -93,8 +96,13 @@ from dkm.book.ablations._walk import (
 )
 from dkm.book.analysis import signed  # re-exported: the ablations' differences are written with it
 
+#: The models of the studies (``_switches``), loaded on first use: they import TensorFlow.
+_MODELS = ("AUTHORS_DCN", "TOWARDS_DKM", "DKMAblationConfig", "DeepKMeansAblation",
+           "DCNAblationConfig", "DCNAblation")
+
+
 __all__ = [
-    "Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "RESCALED_ALPHAS", "study",
+    *_MODELS, "Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "RESCALED_ALPHAS", "study",
     "run_study", "load_study", "protocol_records", "variant_params", "protocol_params",
     "switches", "describe", "variant_scores", "pending",
     "compare", "excludes_zero", "zero_nmi_variants", "signed", "and_list", "difference_text",
@@ -111,7 +119,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # STUDIES is built on first use (it imports TensorFlow through dkm.methods.dcn)
+    # STUDIES is built on first use (its switches import TensorFlow), as are the models
     if name == "STUDIES":
         return _studies._declared_studies()
+    if name in _MODELS:
+        from dkm.book.ablations import _switches
+        return getattr(_switches, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

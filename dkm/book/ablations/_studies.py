@@ -129,7 +129,7 @@ class Study:
 @functools.cache
 def _declared_studies() -> Mapping[str, Study]:
     from dkm.annealing import constant, paper_annealing
-    from dkm.methods.dcn import TOWARDS_DKM
+    from dkm.book.ablations._switches import TOWARDS_DKM
 
     steps = [{"epochs": 100}] + [{**switched, "epochs": 100} for _, switched in TOWARDS_DKM[:-1]]
     hard = Variant("dkm-p", {"assignment": "hard"})
@@ -322,7 +322,7 @@ def describe(changed: Mapping[str, Any]) -> str:
     'protocol'
     """
     from dkm.methods.config import jsonable
-    from dkm.methods.dcn import AUTHORS_DCN, TOWARDS_DKM
+    from dkm.book.ablations._switches import AUTHORS_DCN, TOWARDS_DKM
 
     changed = dict(changed)
     parts = []

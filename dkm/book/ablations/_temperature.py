@@ -182,7 +182,8 @@ def alpha_points(records: Iterable[Mapping[str, Any]], dataset: str, metric: str
     points = []
     for variant in variants:
         config = _configuration(variant, dataset)
-        alpha = math.inf if config.assignment == "hard" else config.schedule.alphas[-1]
+        hard = getattr(config, "assignment", "soft") == "hard"  # a switch of the study's model
+        alpha = math.inf if hard else config.schedule.alphas[-1]
         points.append((alpha, variant_scores(records, variant, dataset, metric, split)))
     return _long(points, "alpha").sort_values(["alpha", "seed"], ignore_index=True)
 

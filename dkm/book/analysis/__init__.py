@@ -62,8 +62,8 @@ from __future__ import annotations
 # re-exported here, the one place to import it from.
 from dkm.book.analysis._authors_code import AUTHORS_CODE_COLUMNS, authors_code_comparison
 from dkm.book.analysis._checks import (
-    check_gap, check_runs, isa_probe_table, kept_reruns, protocol_gap, repeated_runs, rerun_gaps,
-    reruns,
+    audits, check_gap, check_runs, isa_probe_table, kept_reruns, protocol_gap, repeated_runs,
+    rerun_gaps, reruns,
 )
 from dkm.book.analysis._claims import (
     CLAIMS,
@@ -117,7 +117,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
            "coverage", "missing_seeds", "missing_search_seeds",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
-           "isa_probe_table", "repeated_runs", "reruns", "kept_reruns",
+           "isa_probe_table", "repeated_runs", "reruns", "kept_reruns", "audits",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
            "search_summary", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",
            "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",

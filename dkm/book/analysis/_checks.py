@@ -220,3 +220,31 @@ def isa_probe_table(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 def _short_commit(commit: str) -> str:
     return commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")
+
+
+def audits(directory: str | Path = "benchmarks/results") -> pd.DataFrame:
+    """The audits of committed records (``python -m dkm audit --output``), one row each.
+
+    Read from every ``<directory>/audit-*.jsonl``; of a record audited more than
+    once, the last audit. Columns: ``dataset``, ``method``, ``seed``, ``verdict``
+    (``"same"``, ``"last bits"``, ``"different"``), ``recorded`` and ``rerun``
+    (test ACC, percent), ``scores_differing`` (how many of the record's scores
+    differ), ``record_names_arithmetic`` (whether the record names its vector
+    instruction sets), ``record_cpu``, ``rerun_cpu`` and ``reason``. Empty when
+    there is none.
+    """
+    lines = [line for path in sorted(Path(directory).glob("audit-*.jsonl"))
+             for line in check_runs(path.stem, directory)]
+    last = {line["config_hash"]: line for line in lines}
+    rows = [{"dataset": a["dataset"], "method": a["method"], "seed": a["seed"],
+             "verdict": a["verdict"], "recorded": 100 * a["recorded_test"]["acc"],
+             "rerun": 100 * a["rerun_test"]["acc"],
+             "scores_differing": len(a.get("score_differences", [])),
+             "record_names_arithmetic": "arithmetic" in a["recorded_provenance"],
+             "record_cpu": a["recorded_provenance"].get("cpu",
+                                                        a["recorded_provenance"].get("device")),
+             "rerun_cpu": a["rerun_provenance"].get("cpu"), "reason": a["reason"]}
+            for a in last.values()]
+    return pd.DataFrame(rows, columns=["dataset", "method", "seed", "verdict", "recorded", "rerun",
+                                       "scores_differing", "record_names_arithmetic",
+                                       "record_cpu", "rerun_cpu", "reason"])

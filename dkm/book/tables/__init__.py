@@ -15,11 +15,12 @@ name           the paper's table
 ``cosine``     supplement: DKM with f Euclidean or cosine on 20NEWS
 ``friendliness`` supplement: k-means on the learned embeddings
 ``tradeoff``   supplement: the validation-optimal λ and γ
+``methods``    every method in the records, the paper's or not, on every dataset
 ``datasets``   supplement: the datasets' statistics
 ============== ==========================================================
 
-:func:`line_search_table` and :func:`line_search_verdicts` write a line
-search's choices (:func:`dkm.book.analysis.search_summary`) for a reader.
+:func:`line_search_table` writes a line search's choices
+(:func:`dkm.book.analysis.search_summary`) as a table for a reader.
 
 From a record to a cell
 -----------------------
@@ -93,7 +94,6 @@ from dkm.book.tables.render import (
     FORMATS,
     VERDICT_MARKS,
     line_search_table,
-    line_search_verdicts,
     power_of_ten,
     render,
     typeset,
@@ -120,5 +120,4 @@ __all__ = [
     "comparisons",
     "disagreements",
     "line_search_table",
-    "line_search_verdicts",
 ]

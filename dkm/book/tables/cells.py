@@ -24,7 +24,7 @@ from dkm.book.stats import (
     significance_marks,
     summarize,
 )
-from dkm.book.tables.spec import STATISTIC_LABELS, TABLES, TableSpec
+from dkm.book.tables.spec import STATISTIC_LABELS, TABLES, TableSpec, with_recorded_rows
 from dkm.protocol import paper
 from dkm.protocol.results import records_to_dataframe, validate_record
 
@@ -451,6 +451,11 @@ def build(
     if name not in TABLES:
         raise ValueError(f"unknown table {name!r}; expected one of {sorted(TABLES)}")
     spec = TABLES[name]
+    if spec.rows_from_records:
+        records = list(records)
+        spec = with_recorded_rows(spec, (r["method"] for r in records if
+                                         r["params"].get("distance", "euclidean") == "euclidean"),
+                                  (r["dataset"] for r in records))
     cells, used = _CELL_BUILDERS[spec.kind](spec, records, vs_paper, missing_reason)
     keys, columns = _columns(spec)
     rows = [(group.heading, key) for group in spec.groups for key in group.rows]

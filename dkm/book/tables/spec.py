@@ -6,10 +6,11 @@ trade-off and datasets tables are here too.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 from dkm.book.stats import NOT_PRETRAINED, PRETRAINED
-from dkm.protocol import paper
+from dkm.protocol import paper, registry
 
 _PAPER_DATASETS = tuple(paper.DATASET_LABELS)
 
@@ -68,6 +69,11 @@ class TableSpec:
         Heading of the row-label column.
     missing : str
         Text of a cell with nothing to show.
+    rows_from_records : bool
+        The rows and columns are those of the records: one row per method
+        with records (Euclidean distance), in the registry's order, and one
+        column group per dataset (:func:`with_recorded_rows`); ``groups`` and
+        ``datasets`` are then ignored.
     """
 
     kind: str
@@ -80,6 +86,7 @@ class TableSpec:
     paper_table: str | None = None
     stub: str = "Model"
     missing: str = "not run"
+    rows_from_records: bool = False
 
 
 _WITH_PRETRAINING = Mark(
@@ -187,6 +194,15 @@ TABLES: dict[str, TableSpec] = {
         groups=(RowGroup("", ("DKM^a", "DKM^p", "DCN^p", "DCN^np", "IDEC^p", "IDEC^np")),),
         stub="Hyperparameter",
     ),
+    "methods": TableSpec(
+        kind="results",
+        title="Every method in the records",
+        caption=_RESULTS_CAPTION + " Every method with records, the paper's or not, on every "
+                                   "dataset they hold.",
+        groups=(),
+        metrics=("acc", "nmi", "ari"),
+        rows_from_records=True,
+    ),
     "datasets": TableSpec(
         kind="datasets",
         title="Supplement: statistics of the datasets",
@@ -196,5 +212,16 @@ TABLES: dict[str, TableSpec] = {
         missing="not loaded",
     ),
 }
+
+def with_recorded_rows(spec: TableSpec, methods: Iterable[str],
+                       datasets: Iterable[str]) -> TableSpec:
+    """``spec`` with one row per method of ``methods`` that the registry holds (in its order)
+    and one column group per dataset of ``datasets`` (the paper's first, in its order)."""
+    recorded = set(methods)
+    rows = tuple(paper.METHOD_LABELS[m] for m in registry.ids() if m in recorded)
+    present = set(datasets)
+    ordered = [d for d in _PAPER_DATASETS if d in present] + sorted(present - set(_PAPER_DATASETS))
+    return replace(spec, groups=(RowGroup("", rows),), datasets=tuple(ordered))
+
 
 STATISTIC_LABELS = {"samples": "#Samples", "classes": "#Classes", "dimensions": "Dimensions"}

@@ -71,9 +71,7 @@ __all__ = [
 PAPER_SEEDS: tuple[int, ...] = (8905, 9129, 291, 4012, 1256, 6819, 4678, 6971, 1362, 575)
 
 #: Package method id -> the paper's label.
-METHOD_LABELS: Mapping[str, str] = MappingProxyType(
-    {m.id: m.label for m in registry.METHODS.values()}
-)
+METHOD_LABELS: Mapping[str, str] = registry.Labels()
 
 #: Package dataset id -> the paper's label.
 DATASET_LABELS: Mapping[str, str] = MappingProxyType(PAPER_LABELS)
@@ -97,16 +95,17 @@ TABLE_KEYS: Mapping[str, str] = MappingProxyType(
     }
 )
 
-_TRADEOFF_NAMES = MappingProxyType(
-    {m.id: m.tradeoff for m in registry.METHODS.values() if m.tradeoff is not None}
-)
 
 _KMEANS_SUFFIX = " + KM"
 # a method, its superscript, a qualifier in parentheses ("DCN^np (authors)"), a distance suffix
 _LABEL_PATTERN = re.compile(
     r"^(?P<base>[A-Z-]+(?:\^[a-z]+)?(?: \([a-z][a-z' ]*\))?)(?:_(?P<suffix>[a-z]+))?$")
-_METHOD_IDS = MappingProxyType({label: method for method, label in METHOD_LABELS.items()})
 _DISTANCE_BY_SUFFIX = MappingProxyType({suffix: name for name, suffix in DISTANCES.items()})
+
+
+def _method_ids() -> dict[str, str]:
+    """The paper's label -> method id, of every registered method."""
+    return {label: method for method, label in METHOD_LABELS.items()}
 
 
 @dataclass(frozen=True)
@@ -209,16 +208,17 @@ def parse_model_label(label: str) -> ModelRef:
     kmeans = label.endswith(_KMEANS_SUFFIX)
     core = label[: -len(_KMEANS_SUFFIX)] if kmeans else label
     match = _LABEL_PATTERN.match(core)
-    if match is None or match["base"] not in _METHOD_IDS:
+    method_ids = _method_ids()
+    if match is None or match["base"] not in method_ids:
         raise ValueError(
-            f"unknown model label {label!r}; expected one of {sorted(_METHOD_IDS)}, "
+            f"unknown model label {label!r}; expected one of {sorted(method_ids)}, "
             f"optionally followed by _ee/_ce and/or {_KMEANS_SUFFIX!r}"
         )
     suffix = match["suffix"]
     if suffix is not None and suffix not in _DISTANCE_BY_SUFFIX:
         raise ValueError(f"unknown distance suffix _{suffix} in {label!r}; expected _ee or _ce")
     distance = None if suffix is None else _DISTANCE_BY_SUFFIX[suffix]
-    return ModelRef(_METHOD_IDS[match["base"]], distance, kmeans)
+    return ModelRef(method_ids[match["base"]], distance, kmeans)
 
 
 def method_id(label: str) -> str:
@@ -355,12 +355,13 @@ def tradeoff_name(method: str) -> str:
     ValueError
         For ``km`` and ``ae-km``, which have no trade-off hyperparameter.
     """
-    if method not in _TRADEOFF_NAMES:
+    names = {m.id: m.tradeoff for m in registry.METHODS.values() if m.tradeoff is not None}
+    if method not in names:
         raise ValueError(
             f"method {method!r} has no trade-off hyperparameter; "
-            f"methods with one: {sorted(_TRADEOFF_NAMES)}"
+            f"methods with one: {sorted(names)}"
         )
-    return _TRADEOFF_NAMES[method]
+    return names[method]
 
 
 _NO_DEFAULT: Any = object()
@@ -398,7 +399,7 @@ def optimal_tradeoff(method: str, dataset: str, default: Any = _NO_DEFAULT) -> A
         if label not in by_model:
             raise ValueError(
                 f"the paper gives no optimal {tradeoff_name(method)} for {method!r}; "
-                f"it gives one for {sorted(_METHOD_IDS[m] for m in by_model)}"
+                f"it gives one for {sorted(_method_ids()[m] for m in by_model)}"
             )
         return float(by_model[label][dataset_label(dataset)])
     except ValueError:

@@ -1,0 +1,197 @@
+"""Rerun records and say which give their numbers again, bit for bit, and why the others do not.
+
+:func:`rerun` rebuilds a record's run from its fields (method, dataset, seed, trade-off,
+scale, loop settings and any configuration field it changed) and trains it again here,
+pretraining included; :func:`audit_record` compares the two records' scores bit for bit and,
+where they differ, names what differs between the machine and settings that wrote the record
+and those that reran it (:func:`differences`): the vector instruction set, the settings that
+decide the arithmetic, the libraries, the code. A record written before records named their
+arithmetic says only its CPU: the reason is then "not established".
+"""
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, Mapping
+
+from dkm.protocol import registry
+from dkm.protocol.experiments import configure, data_fingerprint, run_params, run_seeds
+
+__all__ = ["Audit", "LAST_BITS", "rerun", "audit_record", "differences"]
+
+Verdict = Literal["same", "last bits", "different"]
+#: The largest relative difference of two scores that differ only in their last bits.
+LAST_BITS = 1e-12
+
+
+@dataclass(frozen=True)
+class Audit:
+    """A record and its rerun.
+
+    Attributes
+    ----------
+    record, rerun : dict
+        The record audited and the one its rerun made (not stored).
+    verdict : {"same", "last bits", "different"}
+        Whether every score of the two (validation and test, and k-means on
+        the embedding) is the same bit for bit, differs only in its last bits
+        (relative difference at most :data:`LAST_BITS`), or differs more.
+    score_differences : tuple of str
+        Each score that differs: where, and its two values.
+    differences : tuple of str
+        What differs between the record's machine and settings and the
+        rerun's (:func:`differences`); empty when nothing recorded does.
+    """
+
+    record: dict[str, Any]
+    rerun: dict[str, Any]
+    verdict: Verdict
+    score_differences: tuple[str, ...]
+    differences: tuple[str, ...]
+
+    @property
+    def reason(self) -> str:
+        """Why the scores differ, as far as the records tell, or that they do not."""
+        if self.verdict == "same":
+            return "same bits"
+        if not self.differences:
+            return "not established: nothing recorded differs"
+        return "; ".join(self.differences)
+
+    def summary(self) -> dict[str, Any]:
+        """One JSON line: the run, the verdict, the reason, both test scores and both
+        provenances."""
+        return {"dataset": self.record["dataset"], "method": self.record["method"],
+                "seed": self.record["seed"], "config_hash": self.record["config_hash"],
+                "verdict": self.verdict, "reason": self.reason,
+                "score_differences": list(self.score_differences),
+                "differences": list(self.differences),
+                "recorded_test": self.record["metrics"]["test"],
+                "rerun_test": self.rerun["metrics"]["test"],
+                "recorded_provenance": self.record.get("provenance", {}),
+                "rerun_provenance": self.rerun.get("provenance", {}),
+                "rerun_wall_time_s": self.rerun["wall_time_s"]}
+
+
+def _from_json(template: Any, value: Any) -> Any:
+    """``value`` as JSON holds it, back in the type of the configuration field ``template``."""
+    if dataclasses.is_dataclass(template) and isinstance(value, Mapping):
+        return type(template)(**{k: _from_json(getattr(template, k), v) for k, v in value.items()})
+    if isinstance(template, tuple) and isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def _changed_fields(record: Mapping[str, Any], dataset: Any, loop: Any) -> dict[str, Any]:
+    """The configuration fields the record's run changed against its method's configuration."""
+    entry = registry.get(record["method"])
+    params = record["params"]
+    tradeoff = params.get(entry.tradeoff) if entry.tradeoff else None
+    config = configure(record["method"], dataset, tradeoff, params["scale"])
+    default = run_params(record["method"], config, loop, params["scale"], data_fingerprint(dataset))
+    changed = {}
+    for name, value in params.items():
+        if default.get(name) != value:
+            template = getattr(config, name, None)
+            changed[name] = _from_json(template, value)
+    return changed
+
+
+def rerun(record: Mapping[str, Any], dataset: Any) -> dict[str, Any]:
+    """Train the run of ``record`` again on ``dataset`` (its data) and return the new record.
+
+    The pretraining is trained again too (in a temporary cache, so that the new
+    record names its fingerprint as the record may).
+
+    Raises
+    ------
+    ValueError
+        When the data is not the record's, or the run cannot be rebuilt from the
+        record's fields (its configuration hash would differ).
+    """
+    from dkm.methods.common import LoopConfig
+
+    params = record["params"]
+    if data_fingerprint(dataset) != params["data_fingerprint"]:
+        raise ValueError(f"{dataset.name}: not the data of the record (fingerprint "
+                         f"{data_fingerprint(dataset)}, the record's {params['data_fingerprint']})")
+    loop = LoopConfig(batch_size=params["batch_size"], learning_rate=params["learning_rate"],
+                      sampler=params["sampler"], hidden_sizes=tuple(params["hidden_sizes"]),
+                      progress=False)
+    entry = registry.get(record["method"])
+    changed = _changed_fields(record, dataset, loop)
+    tradeoff = params.get(entry.tradeoff) if entry.tradeoff else None
+    overrides = {k: v for k, v in changed.items() if k != entry.tradeoff}
+    with tempfile.TemporaryDirectory() as cache:
+        new, = run_seeds(dataset, record["method"], [record["seed"]], tradeoff=tradeoff,
+                         scale=params["scale"], overrides=overrides, loop=loop, cache_dir=cache)
+    if new["config_hash"] != record["config_hash"]:
+        raise ValueError(f"cannot rebuild the run of {record['config_hash'][:12]} from its fields "
+                         f"(the rebuilt one hashes to {new['config_hash'][:12]})")
+    return new
+
+
+def _scores(record: Mapping[str, Any]) -> dict[str, float]:
+    """Every score of a record by its path (``"metrics test nmi"``)."""
+    return {f"{source} {split} {metric}": value
+            for source in ("metrics", "kmeans_on_embedding")
+            for split, scores in (record.get(source) or {}).items()
+            for metric, value in scores.items()}
+
+
+def differences(recorded: Mapping[str, Any], here: Mapping[str, Any]) -> tuple[str, ...]:
+    """What differs between two records' provenances that can change a run's bits.
+
+    In this order: the CPU's vector instruction sets (or, for a record that does
+    not name them, its CPU), the settings of the arithmetic (instruction-set
+    caps, thread counts), the libraries and the code.
+    """
+    found = []
+    before, after = recorded.get("arithmetic"), here.get("arithmetic")
+    if before is None:
+        cpu = recorded.get("cpu") or recorded.get("device")
+        if cpu != here.get("cpu"):
+            found.append(f"the record names only its CPU ({cpu}), not its vector instruction "
+                         f"sets; rerun on {here.get('cpu')}")
+    else:
+        if before["vector_extensions"] != after["vector_extensions"]:
+            found.append(f"vector instruction sets: recorded on {recorded.get('cpu')} "
+                         f"({' '.join(before['vector_extensions'])}), rerun on {here.get('cpu')} "
+                         f"({' '.join(after['vector_extensions'])})")
+        names = sorted(set(before["environment"]) | set(after["environment"]))
+        changed = [f"{name} {before['environment'].get(name, 'unset')} → "
+                   f"{after['environment'].get(name, 'unset')}" for name in names
+                   if before["environment"].get(name) != after["environment"].get(name)]
+        if changed:
+            found.append("settings: " + ", ".join(changed))
+    libraries = [f"{name} {recorded[name]} → {here[name]}" for name in
+                 ("tensorflow", "numpy", "scikit_learn", "python")
+                 if name in recorded and recorded[name] != here.get(name)]
+    if libraries:
+        found.append("libraries: " + ", ".join(libraries))
+    if recorded.get("git_commit") != here.get("git_commit"):
+        found.append(f"code: {str(recorded.get('git_commit'))[:12]} → "
+                     f"{str(here.get('git_commit'))[:12]}")
+    return tuple(found)
+
+
+def audit_record(record: Mapping[str, Any], dataset: Any,
+                 train: Callable[[Mapping[str, Any], Any], dict[str, Any]] = rerun) -> Audit:
+    """Rerun ``record`` (with ``train``, :func:`rerun` by default) and compare the two."""
+    new = train(record, dataset)
+    before, after = _scores(record), _scores(new)
+    if before.keys() != after.keys():
+        raise ValueError(f"the rerun of {record['config_hash'][:12]} has other scores: "
+                         f"{sorted(before.keys() ^ after.keys())}")
+    differing = {path: (before[path], after[path]) for path in before
+                 if before[path] != after[path]}
+    if not differing:
+        verdict: Verdict = "same"
+    elif all(abs(a - b) <= LAST_BITS * max(abs(a), abs(b)) for a, b in differing.values()):
+        verdict = "last bits"
+    else:
+        verdict = "different"
+    return Audit(dict(record), new, verdict,
+                 tuple(f"{path}: {a!r} → {b!r}" for path, (a, b) in differing.items()),
+                 differences(record.get("provenance", {}), new.get("provenance", {})))

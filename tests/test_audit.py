@@ -1,0 +1,87 @@
+"""python -m dkm audit: a record rebuilt from its fields and rerun, compared bit for bit, and the
+reasons it names when the numbers differ."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from dkm.methods.common import LoopConfig
+from dkm.protocol.audit import audit_record, differences, rerun
+
+SMALL = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
+
+AVX512 = {"vector_extensions": ["avx2", "avx512f"], "environment": {},
+          "intra_op_threads": 0, "inter_op_threads": 0}
+AVX2 = {"vector_extensions": ["avx2"], "environment": {"OMP_NUM_THREADS": "1"},
+        "intra_op_threads": 0, "inter_op_threads": 0}
+@pytest.fixture(scope="module")
+def digits():
+    from dkm.data import load
+
+    return load("digits")
+
+
+HERE = {"cpu": "AuthenticAMD family 25 model 1 stepping 1, avx2", "arithmetic": AVX2,
+        "tensorflow": "2.21.0", "numpy": "2.4.6", "git_commit": "b" * 40}
+
+
+def test_differences_name_the_instruction_sets_the_settings_the_libraries_and_the_code():
+    recorded = {"cpu": "AuthenticAMD family 25 model 17 stepping 1, avx512f", "arithmetic": AVX512,
+                "tensorflow": "2.20.0", "numpy": "2.4.6", "git_commit": "a" * 40}
+    assert differences(recorded, HERE) == (
+        "vector instruction sets: recorded on AuthenticAMD family 25 model 17 stepping 1, "
+        "avx512f (avx2 avx512f), rerun on AuthenticAMD family 25 model 1 stepping 1, avx2 (avx2)",
+        "settings: OMP_NUM_THREADS unset → 1",
+        "libraries: tensorflow 2.20.0 → 2.21.0",
+        "code: aaaaaaaaaaaa → bbbbbbbbbbbb",
+    )
+    assert differences(HERE, HERE) == ()
+
+
+def test_a_record_without_its_arithmetic_names_only_its_cpu():
+    older = {"device": "CPU: AMD EPYC (2 cores)", "git_commit": "b" * 40}
+    assert differences(older, HERE) == (
+        "the record names only its CPU (CPU: AMD EPYC (2 cores)), not its vector instruction "
+        "sets; rerun on AuthenticAMD family 25 model 1 stepping 1, avx2",)
+
+
+def test_the_verdict_compares_every_score_bit_for_bit(digits):
+    from dkm.protocol.experiments import run_seeds
+
+    record, = run_seeds(digits, "km", [3], scale=0.02, loop=SMALL)
+    nudged = json.loads(json.dumps(record))
+    nmi = record["metrics"]["validation"]["nmi"]
+    nudged["metrics"]["validation"]["nmi"] = math.nextafter(nmi, 1.0)  # one bit more
+    nudged["provenance"] = {**record["provenance"], "git_commit": "c" * 40}
+    audit = audit_record(nudged, digits, train=lambda r, d: record)
+    assert audit.verdict == "last bits" and audit.reason.startswith("code: cccccccccccc")
+    assert audit.score_differences == (
+        f"metrics validation nmi: {math.nextafter(nmi, 1.0)!r} → {nmi!r}",)
+    nudged["metrics"]["test"]["acc"] += 0.01
+    assert audit_record(nudged, digits, train=lambda r, d: record).verdict == "different"
+    same = audit_record(record, digits, train=lambda r, d: record)
+    assert (same.verdict, same.reason) == ("same", "same bits")
+    assert same.summary()["recorded_test"] == record["metrics"]["test"]
+
+
+@pytest.mark.parametrize("method, overrides", [("dkm-p", {"distance": "cosine"}),
+                                               ("dcn-np", {}), ("ae-km", {})])
+def test_a_record_rebuilt_from_its_fields_reruns_to_the_same_bits(digits, method, overrides):
+    from dkm.protocol.experiments import run_seeds
+
+    record, = run_seeds(digits, method, [5], scale=0.02, loop=SMALL, overrides=overrides,
+                        tradeoff=0.5 if method != "ae-km" else None)
+    audit = audit_record(record, digits)
+    assert audit.rerun["config_hash"] == record["config_hash"]
+    assert audit.verdict == "same", audit.reason
+
+
+def test_a_record_of_other_data_is_refused(digits):
+    from dkm.protocol.experiments import run_seeds
+
+    record, = run_seeds(digits, "km", [3], scale=0.02, loop=SMALL)
+    record["params"]["data_fingerprint"] = "0" * 16
+    with pytest.raises(ValueError, match="not the data of the record"):
+        rerun(record, digits)
