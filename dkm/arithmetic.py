@@ -1,12 +1,14 @@
-"""Reproducible arithmetic: kernels capped at AVX2 and one OpenMP thread, the same bits on any
-x86-64 CPU with AVX2.
+"""Reproducible arithmetic: kernels capped at AVX2 and one OpenMP thread, so that x86-64 CPUs of
+different instruction sets run the same kernels.
 
 On a CPU, oneDNN (TensorFlow's matrix products) and XLA (the compiled training
 epochs) pick their kernels for the host's widest vector instruction set: a run
 on an AVX-512 CPU may round differently from the same run on an AVX2 CPU, and
 the two fits drift apart over thousands of steps. Capping both at AVX2, an
 instruction set every x86-64 server and desktop CPU of the last decade has,
-makes them run the same kernels everywhere. scikit-learn's k-means (which
+makes them run the same kernels everywhere (``tests/test_arithmetic.py`` checks,
+on each machine the tests run on, that a small fit gives a fixture's bits).
+scikit-learn's k-means (which
 starts the centres of the pretrained methods) splits its sums between OpenMP
 threads, so its bits depend on their number: the reproducible arithmetic runs
 it on one. TensorFlow's own thread pools do not change the bits

@@ -47,9 +47,9 @@ def _positive_int(text: str) -> int:
 
 def _add_reproducible_option(command: argparse.ArgumentParser) -> None:
     command.add_argument("--reproducible", action="store_true",
-                         help="cap oneDNN's and XLA's kernels at AVX2, so that any x86-64 CPU "
-                              "with AVX2 computes the same bits (dkm.arithmetic); recorded in "
-                              "the records' provenance")
+                         help="cap oneDNN's and XLA's kernels at AVX2 and OpenMP at one "
+                              "thread, so that CPUs of other instruction sets run the same "
+                              "kernels (dkm.arithmetic); recorded in the records' provenance")
 
 
 def build_parser() -> argparse.ArgumentParser:
