@@ -23,7 +23,6 @@ from dkm.book.ablations import (
     describe,
     difference_text,
     paper_verdicts,
-    protocol_params,
     rescaling_effects,
     switches,
     table_view,
