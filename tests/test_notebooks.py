@@ -127,3 +127,35 @@ def test_the_prose_check_catches_the_patterns_it_is_for():
         assert ASSEMBLED_PROSE.search(source), source
     for source in ['glue("x", 1.5, display=False)', "display(Markdown(table.to_markdown()))"]:
         assert not ASSEMBLED_PROSE.search(source), source
+
+
+def _prose_in_code_blocks(markdown: str) -> list[str]:
+    """Lines of glued prose inside a plain code block (a stray fence turns the text after it
+    into code), and code cells swallowed by a Markdown cell."""
+    found, block = [], None
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            if block is None:
+                block = line.strip() == "```"  # a plain block, no language or directive
+            else:
+                block = None
+            if "{code-cell}" in line:
+                found.append(line)
+        elif block and "{glue:" in line:
+            found.append(line.strip())
+    return found
+
+
+@pytest.mark.parametrize("name", WRITTEN_PROSE)
+def test_no_stray_fence_turns_a_chapters_prose_into_code(name):
+    cells = jupytext.read(NOTEBOOKS / name).cells
+    found = [line for cell in cells if cell.cell_type == "markdown"
+             for line in _prose_in_code_blocks(cell.source)]
+    assert not found, f"{name}: prose in a code block: {found}"
+
+
+def test_the_fence_check_finds_a_stray_fence():
+    stray = "```\n\n**On USPS** {glue:text}`usps_cells` cells\n\n```{code-cell} ipython3\nx = 1\n```\n"
+    assert _prose_in_code_blocks(stray) == ["**On USPS** {glue:text}`usps_cells` cells",
+                                            "```{code-cell} ipython3"]
+    assert _prose_in_code_blocks("Text {glue:text}`n` here.\n\n```python\nprint(1)\n```\n") == []
