@@ -28,8 +28,17 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["REPRODUCIBLE_ISA", "reproducible_environment", "use_reproducible_arithmetic",
-           "is_reproducible"]
+__all__ = ["REPRODUCIBLE_ISA", "VECTOR_EXTENSIONS", "ARITHMETIC_VARIABLES", "cpuinfo_fields",
+           "reproducible_environment", "use_reproducible_arithmetic", "is_reproducible"]
+
+#: The CPU flags of the vector instruction sets that oneDNN and XLA may choose kernels for.
+VECTOR_EXTENSIONS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
+                     "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
+                     "amx_int8")
+#: Environment variables that change which kernels run or how many threads share the work.
+ARITHMETIC_VARIABLES = ("TF_ENABLE_ONEDNN_OPTS", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA",
+                        "XLA_FLAGS", "TF_XLA_FLAGS", "OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
+                        "TF_NUM_INTEROP_THREADS", "TF_DETERMINISTIC_OPS")
 
 #: The instruction set every kernel is capped at.
 REPRODUCIBLE_ISA = "AVX2"
@@ -78,16 +87,25 @@ def use_reproducible_arithmetic(cpuinfo: str | None = None) -> None:
         settings = " ".join(f"{k}={v!r}" for k, v in reproducible_environment().items())
         raise RuntimeError("the reproducible arithmetic must be chosen before TensorFlow is "
                            f"imported; start Python with {settings} in the environment instead")
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text()
-        except OSError:
-            cpuinfo = ""
-    flags = next((line.partition(":")[2].split() for line in cpuinfo.splitlines()
-                  if line.startswith("flags")), None)
-    if flags is not None and "avx2" not in flags:
+    flags = cpuinfo_fields(cpuinfo).get("flags")
+    if flags is not None and "avx2" not in flags.split():
         raise RuntimeError("this CPU has no AVX2: the reproducible arithmetic cannot run here")
     os.environ.update(reproducible_environment())
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)  # the OpenMP and BLAS pools of the libraries loaded already
+
+
+def cpuinfo_fields(cpuinfo: str | None = None) -> dict[str, str]:
+    """The first processor's fields of ``/proc/cpuinfo`` (or of the text given); none when
+    it cannot be read."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return {}
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    return fields

@@ -130,7 +130,7 @@ class Autoencoder(tf.Module):
         # retrace for every new instance. TensorFlow counts traces by the
         # method's code, so a session that builds many networks still sees its
         # "retracing" notice; each network traces once per input shape.
-        self.encode_all = tf.function(self._encode_all, reduce_retracing=True)
+        self.encode_all = tf.function(self._encode_all, reduce_retracing=True, autograph=False)
 
     def _dense_stack(self, h: tf.Tensor, first: int, last: int, linear_last: bool) -> tf.Tensor:
         for layer in range(first, last):

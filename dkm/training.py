@@ -7,7 +7,8 @@ non-gradient update after each step (DCN's centroid moves). The
 
 * the data live on the device as one tensor, and every minibatch is gathered
   inside the compiled graph;
-* one epoch is one ``tf.function`` (XLA-compiled when ``jit_compile``): a
+* one epoch is one ``tf.function`` (XLA-compiled when ``jit_compile``, and then
+  kept in the persistent compilation cache of :mod:`dkm.compilation`): a
   ``tf.while_loop`` over the steps, with no Python work per step;
 * Adam (learning rate 1e-3, β = (0.9, 0.999), ε = 1e-8, the TensorFlow 1
   "ε-hat" form the authors used) is written out here so that it works on the
@@ -455,7 +456,9 @@ class Trainer:
             epoch = self._sequential_epoch_graph
         else:
             epoch = self._stacked_epoch_graph
-        self._epoch = tf.function(epoch, jit_compile=jit_compile)
+        # The epoch is written with TensorFlow's own control flow (tf.while_loop):
+        # AutoGraph's rewriting of the Python source would add nothing but time.
+        self._epoch = tf.function(epoch, jit_compile=jit_compile, autograph=False)
 
     def _state_variables(self) -> list[tf.Variable]:
         """Every variable a later epoch reads: the network's, Adam's and the objective's."""

@@ -11,24 +11,14 @@ import functools
 import os
 import platform
 import socket
-from pathlib import Path
 
 import numpy as np
 
 import dkm
+from dkm.arithmetic import ARITHMETIC_VARIABLES, VECTOR_EXTENSIONS, cpuinfo_fields
 from dkm.checkpoints import code_version
 
 __all__ = ["provenance", "cpu_identity", "arithmetic_settings"]
-
-#: The CPU flags of the vector instruction sets that oneDNN and XLA may choose kernels for.
-VECTOR_EXTENSIONS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
-                     "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
-                     "amx_int8")
-#: Environment variables that change which kernels run or how many threads share the work.
-ARITHMETIC_VARIABLES = ("TF_ENABLE_ONEDNN_OPTS", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA",
-                        "XLA_FLAGS", "TF_XLA_FLAGS", "OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
-                        "TF_NUM_INTEROP_THREADS", "TF_DETERMINISTIC_OPS")
-
 
 @functools.cache
 def provenance() -> dict[str, str]:
@@ -70,7 +60,7 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
     """
     import tensorflow as tf
 
-    flags = set(_cpuinfo_fields(cpuinfo).get("flags", "").split())
+    flags = set(cpuinfo_fields(cpuinfo).get("flags", "").split())
     return {
         "vector_extensions": [isa for isa in VECTOR_EXTENSIONS if isa in flags],
         "environment": {name: os.environ[name] for name in ARITHMETIC_VARIABLES
@@ -93,7 +83,7 @@ def cpu_identity(cpuinfo: str | None = None) -> str:
     ...              "stepping : 1\\nflags : fpu sse4_2 avx avx2 avx512f")
     'AuthenticAMD family 25 model 17 stepping 1, avx512f'
     """
-    fields = _cpuinfo_fields(cpuinfo)
+    fields = cpuinfo_fields(cpuinfo)
     if "cpu family" not in fields:
         return platform.machine()
     flags = set(fields.get("flags", "").split())
@@ -103,21 +93,6 @@ def cpu_identity(cpuinfo: str | None = None) -> str:
             + (f", {widest}" if widest else ""))
 
 
-def _cpuinfo_fields(cpuinfo: str | None = None) -> dict[str, str]:
-    """The first processor's fields of ``/proc/cpuinfo`` (or of the text given); none when
-    it cannot be read."""
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text()
-        except OSError:
-            return {}
-    fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        key, _, value = line.partition(":")
-        fields.setdefault(key.strip(), value.strip())
-    return fields
-
-
 def _cpu_name() -> str:
-    return (_cpuinfo_fields().get("model name") or platform.processor()
+    return (cpuinfo_fields().get("model name") or platform.processor()
             or platform.machine())
