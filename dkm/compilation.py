@@ -39,7 +39,8 @@ from pathlib import Path
 
 from dkm.arithmetic import ARITHMETIC_VARIABLES, cpuinfo_fields
 
-__all__ = ["CACHE_VARIABLE", "compilation_cache_directory", "use_compilation_cache"]
+__all__ = ["CACHE_VARIABLE", "arithmetic_environment", "compilation_cache_directory",
+           "use_compilation_cache"]
 
 #: The environment variable naming the cache's root folder, or ``off``.
 CACHE_VARIABLE = "DKM_XLA_CACHE"
@@ -49,16 +50,22 @@ _TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-intel",
                              "tf-nightly-cpu")
 
 
-def _arithmetic_key(environ: Mapping[str, str], cpuinfo: str | None, tensorflow: str) -> str:
-    """A short hash of what decides the compiled code besides the function itself."""
-    cpu = cpuinfo_fields(cpuinfo)
+def arithmetic_environment(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The variables of :data:`~dkm.arithmetic.ARITHMETIC_VARIABLES` that are set, without
+    the cache's own flag (which names a folder, not a kernel)."""
     settings = {name: " ".join(flag for flag in environ.get(name, "").split()
                                if not flag.startswith(_FLAG))
                 for name in ARITHMETIC_VARIABLES}
+    return {name: value for name, value in settings.items() if value}
+
+
+def _arithmetic_key(environ: Mapping[str, str], cpuinfo: str | None, tensorflow: str) -> str:
+    """A short hash of what decides the compiled code besides the function itself."""
+    cpu = cpuinfo_fields(cpuinfo)
     described = {
         "tensorflow": tensorflow,
         "cpu": {field: cpu.get(field, "") for field in _CPU_FIELDS},
-        "environment": {name: value for name, value in settings.items() if value},
+        "environment": arithmetic_environment(environ),
     }
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -15,8 +15,9 @@ import socket
 import numpy as np
 
 import dkm
-from dkm.arithmetic import ARITHMETIC_VARIABLES, VECTOR_EXTENSIONS, cpuinfo_fields
+from dkm.arithmetic import VECTOR_EXTENSIONS, cpuinfo_fields
 from dkm.checkpoints import code_version
+from dkm.compilation import arithmetic_environment
 
 __all__ = ["provenance", "cpu_identity", "arithmetic_settings"]
 
@@ -53,8 +54,9 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
     -------
     dict
         ``vector_extensions``: the CPU's flags among :data:`VECTOR_EXTENSIONS`;
-        ``environment``: each of :data:`ARITHMETIC_VARIABLES` that is set, with
-        its value (oneDNN's and XLA's instruction-set caps, the thread counts);
+        ``environment``: each of :data:`dkm.arithmetic.ARITHMETIC_VARIABLES` that is set, with
+        its value (oneDNN's and XLA's instruction-set caps, the thread counts),
+        leaving out the compilation cache's folder (:mod:`dkm.compilation`);
         ``intra_op_threads`` and ``inter_op_threads``: TensorFlow's thread pools
         (0: one thread per core).
     """
@@ -63,8 +65,7 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
     flags = set(cpuinfo_fields(cpuinfo).get("flags", "").split())
     return {
         "vector_extensions": [isa for isa in VECTOR_EXTENSIONS if isa in flags],
-        "environment": {name: os.environ[name] for name in ARITHMETIC_VARIABLES
-                        if name in os.environ},
+        "environment": arithmetic_environment(),
         "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
         "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
     }
