@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from dkm.book.analysis._variants import on_paper_dataset
 from dkm.protocol import paper
+from dkm.protocol.results import ResultsStore, records_to_dataframe
 
 
 def search_records(records: Iterable[Mapping[str, Any]], dataset: str, methods: Sequence[str],
@@ -35,6 +39,34 @@ def search_records(records: Iterable[Mapping[str, Any]], dataset: str, methods: 
             and r["params"].get("distance", "euclidean") == "euclidean"
             and (seeds is None or r["seed"] in seeds)
             and (scale is None or r["params"].get("scale") == scale)]
+
+
+def stored_search(path: str | os.PathLike[str], dataset: str,
+                  methods: Sequence[str]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """A line-search store's records of ``dataset``'s ``methods`` and their frame.
+
+    Parameters
+    ----------
+    path : path-like
+        A line-search store (``results/<dataset>-lambda.jsonl``); none is read where it is
+        absent.
+    dataset : str
+        The dataset (or data variant) as the records name it.
+    methods : sequence of str
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        One row per configuration (the last record of each), empty without records.
+    records : list of dict
+        The records, a data variant's named as its paper dataset
+        (:func:`~dkm.book.analysis.on_paper_dataset`).
+    """
+    found = (on_paper_dataset(search_records(ResultsStore(path).records(), dataset, methods))
+             if Path(path).exists() else [])
+    frame = (records_to_dataframe(found).drop_duplicates("config_hash", keep="last")
+             if found else pd.DataFrame())
+    return frame, found
 
 
 def paper_tradeoff(method: str, dataset: str) -> float:
