@@ -32,7 +32,7 @@ Models, their training and their evaluation:
 ``dkm.losses``               distances, the stable soft assignment and the DKM loss.
 ``dkm.training``             the one minibatch training loop every method shares.
 ``dkm.arithmetic``           the reproducible arithmetic: kernels capped at AVX2, one OpenMP thread.
-``dkm.compilation``          the compiled epochs kept on disk: compiled once per machine.
+``dkm.compilation``          the compiled epochs kept on disk, for a rerun to load.
 ``dkm.checkpoints``          a training phase's state at an epoch's end: interrupted runs resume.
 ``dkm.methods``              the methods of the paper, one module each:
 ``dkm.methods.config``       how a configuration is recorded (no TensorFlow needed).
@@ -121,8 +121,8 @@ from dkm.compilation import use_compilation_cache
 # TensorFlow's C++ start-up messages (oneDNN, CUDA probing) are noise for a
 # reader; keep warnings and errors. A user's own setting wins.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# The compiled training epochs are kept on disk (dkm.compilation): TensorFlow
-# reads the flag when it creates its first tensor, so it is set here, first.
+# The compiled training epochs are kept on disk for a rerun (dkm.compilation):
+# TensorFlow reads the flag when it creates its first tensor, so it is set here, first.
 use_compilation_cache()
 
 __version__ = "0.1.0"

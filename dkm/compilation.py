@@ -1,15 +1,24 @@
-"""XLA's persistent compilation cache: each training epoch compiled once per machine.
+"""XLA's persistent compilation cache: a rerun loads the training epochs it compiled before.
 
 The training loop (:mod:`dkm.training`) runs each epoch as one XLA-compiled
 function. Compiling it takes a few seconds, as long as several epochs of a small
-dataset, and without a cache every process (every method, seed and phase)
-compiles the same functions again. TensorFlow can keep the compiled executables
-in a folder (its ``--tf_xla_persistent_cache_directory`` flag) and load them
-instead of compiling; a loaded executable is the one the compiler produced, so
-the numbers do not change (``tests/test_compilation.py`` checks that a fit with
-the cache cold, warm and off gives the same bits).
+dataset, and without a cache a process that runs again what an earlier one ran
+(the same command, notebook, benchmark or test) compiles the same functions
+again. TensorFlow can keep the compiled executables in a folder (its
+``--tf_xla_persistent_cache_directory`` flag) and load them instead of
+compiling; a loaded executable is the one the compiler produced, so the numbers
+do not change (``tests/test_compilation.py`` checks that a fit with the cache
+cold, warm and off gives the same bits).
 
-TensorFlow names a cached executable by the compiled function and its input
+Which runs find an entry: TensorFlow names a compiled function after its trace,
+and a trace's name counts the functions the process traced before it. So a
+process finds its epochs in the cache when it repeats the runs of an earlier
+process in the same order (a rerun), not when another program reaches the same
+network. Loading an entry, TensorFlow first tries to read it as text and logs
+one harmless line, ``Error parsing text-format
+tensorflow.XlaSerializedCacheEntry``, before reading it as the binary it is.
+
+TensorFlow keys a cached executable by the compiled function and its input
 shapes only, not by the machine it was compiled for: an executable compiled on
 an AVX-512 CPU, or without the reproducible arithmetic's cap
 (:mod:`dkm.arithmetic`), would be loaded on a CPU or in a mode it does not
