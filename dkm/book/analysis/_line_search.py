@@ -11,6 +11,7 @@ import pandas as pd
 
 from dkm.book.analysis._variants import on_paper_dataset
 from dkm.protocol import paper
+from dkm.protocol.experiments import TRADEOFF_GRID
 from dkm.protocol.results import ResultsStore, records_to_dataframe
 
 
@@ -67,6 +68,25 @@ def stored_search(path: str | os.PathLike[str], dataset: str,
     frame = (records_to_dataframe(found).drop_duplicates("config_hash", keep="last")
              if found else pd.DataFrame())
     return frame, found
+
+
+def seeds_with_whole_grid(frame: pd.DataFrame, method: str) -> int:
+    """The seeds of a search that have run every value of the paper's grid.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A search's frame (:func:`stored_search`), with ``method``, ``seed`` and ``tradeoff``.
+    method : str
+
+    Returns
+    -------
+    int
+    """
+    if frame.empty:
+        return 0
+    runs = frame[frame["method"] == method].groupby("seed")["tradeoff"].agg(set)
+    return int(sum(set(TRADEOFF_GRID) <= values for values in runs))
 
 
 def paper_tradeoff(method: str, dataset: str) -> float:
