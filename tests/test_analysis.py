@@ -711,3 +711,26 @@ def test_audits_keep_the_last_audit_of_each_record(tmp_path):
         "rerun": 50.0, "scores_differing": 1, "record_names_arithmetic": True,
         "record_cpu": "there", "rerun_cpu": "here", "reason": "r"}]
     assert analysis.audits(tmp_path / "none").empty
+
+
+def test_a_stored_search_reads_its_store_and_counts_the_seeds_with_the_whole_grid(tmp_path):
+    from dkm.protocol.experiments import TRADEOFF_GRID
+
+    second = SEEDS[1]
+    records = [record for value in TRADEOFF_GRID
+               for record in _runs("usps-sharp", "dkm-p", [0.7, 0.6], lam=value)]
+    records = [r for r in records if not (r["seed"] == second and r["params"]["lambda"] == 1e3)]
+    records += _runs("usps-sharp", "dcn-p", [0.5], lam=0.1) + _runs("mnist", "dkm-p", [0.9], lam=1.0)
+    store = tmp_path / "usps-sharp-lambda.jsonl"
+    store.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    frame, found = analysis.stored_search(store, "usps-sharp", ["dkm-p", "dcn-p"])
+    # DKM^p: every value for the first seed, all but one for the second; DCN^p: one run
+    assert len(found) == 2 * len(TRADEOFF_GRID) and len(frame) == len(found)
+    assert {r["dataset"] for r in found} == {"usps"}  # named as their paper dataset
+    assert analysis.seeds_with_whole_grid(frame, "dkm-p") == 1  # the second seed lacks 1e3
+    assert analysis.seeds_with_whole_grid(frame, "dcn-p") == 0
+    assert analysis.seeds_with_whole_grid(frame, "idec-p") == 0
+    missing = analysis.stored_search(tmp_path / "absent.jsonl", "usps", ["dkm-p"])
+    assert missing[0].empty and missing[1] == []
+    assert analysis.seeds_with_whole_grid(missing[0], "dkm-p") == 0
