@@ -7,8 +7,8 @@ dataset, and without a cache a process that runs again what an earlier one ran
 again. TensorFlow can keep the compiled executables in a folder (its
 ``--tf_xla_persistent_cache_directory`` flag) and load them instead of
 compiling; a loaded executable is the one the compiler produced, so the numbers
-do not change (``tests/test_compilation.py`` checks that a fit with the cache
-cold, warm and off gives the same bits).
+do not change (``tests/test_compilation.py`` checks that a fit loaded from the
+cache gives the compiled fit's bits).
 
 Which runs find an entry: TensorFlow names a compiled function after its trace,
 and a trace's name counts the functions the process traced before it. So a
