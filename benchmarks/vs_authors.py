@@ -30,6 +30,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -84,18 +85,13 @@ def _package_child(job: dict[str, Any]) -> None:
                progress=False).fit(data.X)
 
 
-def _run(side: str, job: dict[str, Any], xla_cache: str | None = None) -> dict[str, Any]:
+def _run(side: str, job: dict[str, Any], xla_cache: str) -> dict[str, Any]:
     """One process: its wall time, peak memory, and the times its output marks epochs by.
 
-    ``xla_cache`` is the package's compilation cache folder (a fresh one when None).
+    ``xla_cache`` is the package's compilation cache folder.
     """
-    with tempfile.TemporaryDirectory(prefix="dkm-xla-") as fresh:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "DKM_XLA_CACHE": xla_cache or fresh}
-        env.pop("TF_XLA_FLAGS", None)
-        return _timed_child(side, job, env)
-
-
-def _timed_child(side: str, job: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "DKM_XLA_CACHE": xla_cache}
+    env.pop("TF_XLA_FLAGS", None)
     start = time.perf_counter()
     child = subprocess.Popen([sys.executable, __file__, "--child", side, json.dumps(job)],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -155,13 +151,14 @@ def main() -> None:
                "epochs": epochs}
         runs: dict[str, list[dict[str, Any]]] = {"authors": [], "package": []}
         with tempfile.TemporaryDirectory(prefix="dkm-xla-") as shared:
-            cache = shared if args.xla_cache == "warm" else None
-            if cache is not None:
-                _run("package", job, cache)  # untimed: fills the cache
+            if args.xla_cache == "warm":
+                _run("package", job, shared)  # untimed: fills the cache
             for repeat in range(args.repeats):
                 for side in (("authors", "package") if repeat % 2 == 0
                              else ("package", "authors")):
-                    run = _run(side, job, cache)
+                    with (contextlib.nullcontext(shared) if args.xla_cache == "warm"
+                          else tempfile.TemporaryDirectory(prefix="dkm-xla-")) as cache:
+                        run = _run(side, job, cache)
                     run.update(side=side, setting=name, repeat=repeat, cpu=cpu,
                                xla_cache=args.xla_cache)
                     runs[side].append(run)
