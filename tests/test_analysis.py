@@ -728,9 +728,11 @@ def test_a_stored_search_reads_its_store_and_counts_the_seeds_with_the_whole_gri
     # DKM^p: every value for the first seed, all but one for the second; DCN^p: one run
     assert len(found) == 2 * len(TRADEOFF_GRID) and len(frame) == len(found)
     assert {r["dataset"] for r in found} == {"usps"}  # named as their paper dataset
-    assert analysis.seeds_with_whole_grid(frame, "dkm-p") == 1  # the second seed lacks 1e3
-    assert analysis.seeds_with_whole_grid(frame, "dcn-p") == 0
-    assert analysis.seeds_with_whole_grid(frame, "idec-p") == 0
+    assert analysis.seeds_with_whole_grid(found, "usps", "dkm-p") == 1  # the second lacks 1e3
+    assert analysis.seeds_with_whole_grid(found, "usps", "dcn-p") == 0
+    assert analysis.seeds_with_whole_grid(found, "usps", "idec-p") == 0
+    assert analysis.complete_searches(found, "usps", 1) == ["dkm-p"]
+    assert analysis.complete_searches(found, "usps", 2) == []
     missing = analysis.stored_search(tmp_path / "absent.jsonl", "usps", ["dkm-p"])
     assert missing[0].empty and missing[1] == []
-    assert analysis.seeds_with_whole_grid(missing[0], "dkm-p") == 0
+    assert analysis.seeds_with_whole_grid(missing[1], "usps", "dkm-p") == 0

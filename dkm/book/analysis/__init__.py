@@ -34,6 +34,7 @@ Beyond the claims
 -----------------
 The same records answer the book's other questions, one private module each:
 :func:`search_records`, :func:`stored_search`, :func:`seeds_with_whole_grid`,
+:func:`complete_searches`,
 :func:`search_curves`, :func:`search_summary` and
 :func:`paper_tradeoff` read a line search; :func:`coverage` counts the seeds
 each dataset and method has run (:func:`missing_seeds`, :func:`missing_search_seeds` those
@@ -91,6 +92,7 @@ from dkm.book.analysis._line_search import (
     search_curves,
     search_records,
     search_summary,
+    complete_searches,
     seeds_with_whole_grid,
     stored_search,
 )
@@ -122,7 +124,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "isa_probe_table", "repeated_runs", "reruns", "kept_reruns", "audits",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
-           "search_summary", "stored_search", "seeds_with_whole_grid", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",
+           "search_summary", "stored_search", "seeds_with_whole_grid", "complete_searches", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",
            "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",
            "standin_same_errors", "standin_precision_effect", "standin_alpha_curves",
            "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",

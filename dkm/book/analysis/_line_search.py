@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from dkm.book.analysis._coverage import missing_search_seeds
 from dkm.book.analysis._variants import on_paper_dataset
 from dkm.protocol import paper
 from dkm.protocol.experiments import TRADEOFF_GRID
@@ -70,23 +71,36 @@ def stored_search(path: str | os.PathLike[str], dataset: str,
     return frame, found
 
 
-def seeds_with_whole_grid(frame: pd.DataFrame, method: str) -> int:
-    """The seeds of a search that have run every value of the paper's grid.
+def seeds_with_whole_grid(records: Iterable[Mapping[str, Any]], dataset: str,
+                          method: str) -> int:
+    """The seeds of ``method``'s search on ``dataset`` that have run every value of the
+    paper's grid (:func:`~dkm.book.analysis.missing_search_seeds` of the seeds run).
 
     Parameters
     ----------
-    frame : pandas.DataFrame
-        A search's frame (:func:`stored_search`), with ``method``, ``seed`` and ``tradeoff``.
+    records : iterable of dict
+        A search's records (e.g. :func:`stored_search`'s).
+    dataset : str
     method : str
 
     Returns
     -------
     int
     """
-    if frame.empty:
-        return 0
-    runs = frame[frame["method"] == method].groupby("seed")["tradeoff"].agg(set)
-    return int(sum(set(TRADEOFF_GRID) <= values for values in runs))
+    records = list(records)
+    seeds = list(dict.fromkeys(r["seed"] for r in records
+                               if r["dataset"] == dataset and r["method"] == method))
+    missing = missing_search_seeds(records, dataset, [method], TRADEOFF_GRID, seeds)
+    return len(seeds) - len(missing.get(method, ()))
+
+
+def complete_searches(records: Iterable[Mapping[str, Any]], dataset: str,
+                      n_seeds: int) -> list[str]:
+    """The methods whose search on ``dataset`` has run the whole grid on ``n_seeds`` seeds
+    or more, in the order of the records."""
+    records = list(records)
+    methods = dict.fromkeys(r["method"] for r in records if r["dataset"] == dataset)
+    return [m for m in methods if seeds_with_whole_grid(records, dataset, m) >= n_seeds]
 
 
 def paper_tradeoff(method: str, dataset: str) -> float:
