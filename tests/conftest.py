@@ -1,6 +1,7 @@
 """Shared pytest configuration: the data directory, thread pinning and seeds."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -43,6 +44,29 @@ def data_home() -> Path:
     if not home.is_dir():
         pytest.skip(f"real datasets not found: DKM_DATA_HOME={home} is not a directory")
     return home
+
+
+@pytest.fixture
+def small_fit():
+    """Run ``tests/small_fit.py`` in a fresh process: ``small_fit(mode, **environment)`` gives
+    its JSON output as a dict. ``mode`` is ``"reproducible"`` or ``"native"``; each keyword sets
+    an environment variable, or removes it when None; ``ONEDNN_MAX_CPU_ISA``, ``XLA_FLAGS`` and
+    ``TF_XLA_FLAGS`` are removed unless given, so that only the mode chooses the arithmetic."""
+    def run(mode: str, **environment: str | None) -> dict:
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+        for name in ("ONEDNN_MAX_CPU_ISA", "XLA_FLAGS", "TF_XLA_FLAGS"):
+            env.pop(name, None)
+        for name, value in environment.items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
+        done = subprocess.run([sys.executable, str(REPO_ROOT / "tests" / "small_fit.py"), mode],
+                              cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout)
+    return run
 
 
 @pytest.fixture

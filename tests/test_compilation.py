@@ -2,17 +2,13 @@
 not change with it."""
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from dkm.compilation import CACHE_VARIABLE, compilation_cache_directory, use_compilation_cache
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 CPU = ("vendor_id : AuthenticAMD\ncpu family : 25\nmodel : 17\nstepping : 1\n"
        "flags : fpu sse4_2 avx avx2 avx512f avx512_bf16\n")
 
@@ -79,25 +75,17 @@ def test_off_leaves_tensorflow_alone_and_an_unwritable_folder_is_refused_with_a_
     assert os.environ["TF_XLA_FLAGS"] == ""
 
 
-def _fit(cache: str) -> dict:
-    """tests/test_arithmetic.py's small DKM^p fit, in a process of its own, with this cache."""
-    env = {**os.environ, CACHE_VARIABLE: cache, "PYTHONPATH": str(REPO_ROOT),
-           "OMP_NUM_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1"}
-    env.pop("TF_XLA_FLAGS", None)
-    run = subprocess.run([sys.executable, str(REPO_ROOT / "tests" / "test_arithmetic.py"),
-                          "native"], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                         timeout=600)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout)
-
-
-def test_a_fit_loaded_from_the_cache_is_the_compiled_fits_bit_for_bit(tmp_path):
+def test_a_fit_loaded_from_the_cache_is_the_compiled_fits_bit_for_bit(tmp_path, small_fit):
     # the cold run compiles (as with the cache off) and saves; the warm run loads
-    cold = _fit(str(tmp_path))
+    def fit() -> dict:  # one thread of each kind, the cache in tmp_path
+        return small_fit("native", OMP_NUM_THREADS="1", TF_NUM_INTRAOP_THREADS="1",
+                         **{CACHE_VARIABLE: str(tmp_path)})
+
+    cold = fit()
     (folder,) = tmp_path.iterdir()  # created by TensorFlow as it saved the first entry
     entries = {path.name: path.stat().st_ino for path in folder.iterdir()}
     assert len(entries) == 2  # the pretraining's epoch and the fine-tuning's
-    warm = _fit(str(tmp_path))
+    warm = fit()
     # loaded, not compiled and written again (TensorFlow writes a new file and renames it)
     assert {path.name: path.stat().st_ino for path in folder.iterdir()} == entries
     assert warm == cold
