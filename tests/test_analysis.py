@@ -637,6 +637,24 @@ def test_the_authors_code_is_set_beside_the_package_on_common_seeds():
     assert authors_code_comparison(ours, []).empty
 
 
+def test_the_authors_code_is_set_beside_the_method_it_is_paired_with():
+    import dkm.book.ablations  # noqa: F401  registers the emulation of their DCN
+    from dkm.book.analysis import authors_code_comparison
+
+    protocol = _runs("usps", "dcn-p", [0.80, 0.80, 0.80], lam=0.1)
+    emulation = _runs("usps", "dcn-p-authors", [0.74, 0.73, 0.72], lam=0.1)
+    theirs = (_runs("usps", "dcn-p-authors-code", [0.73, 0.74, 0.72], lam=0.1)
+              + _runs("usps", "dkm-p-authors-code", [0.75, 0.75, 0.75], lam=1.0))
+    table = authors_code_comparison(protocol + emulation, theirs,
+                                    paired_with={"dcn-p-authors-code": "dcn-p-authors"})
+    assert set(table["method"]) == {"dcn-p"}  # the paper's method; DKM^p is not in the mapping
+    acc = table[table["metric"] == "acc"].iloc[0]
+    assert acc["package_mean"] == pytest.approx(73.0)  # the emulation's, not the protocol's 80
+    assert acc["difference"] == pytest.approx(0.0)
+    assert (acc["paper_mean"], acc["paper_std"]) == paper.reported("table1", "dcn-p", "usps",
+                                                                   "acc")[:2]
+
+
 def test_a_search_seed_is_missing_until_every_value_of_the_grid_has_run():
     from dkm.book.analysis import missing_search_seeds
 

@@ -35,17 +35,25 @@ def _paper_figure(method: str, dataset: str, metric: str) -> tuple[float, float,
 
 def authors_code_comparison(records: Iterable[Mapping[str, Any]],
                             authors_records: Iterable[Mapping[str, Any]],
-                            metrics: tuple[str, ...] = ("acc", "nmi")) -> pd.DataFrame:
+                            metrics: tuple[str, ...] = ("acc", "nmi"),
+                            paired_with: Mapping[str, str] | None = None) -> pd.DataFrame:
     """The authors' code, the package and the paper, one row per dataset, method and metric.
 
     Parameters
     ----------
     records : iterable of mapping
-        The package's protocol records.
+        The package's records: the protocol's, or those of the methods named
+        in ``paired_with``.
     authors_records : iterable of mapping
         The records of ``benchmarks/authors_code.py``.
     metrics : tuple of str
         Test metrics to compare.
+    paired_with : mapping of str to str, optional
+        The package method whose runs each authors'-code method is set beside
+        (``{"dcn-p-authors-code": "dcn-p-authors"}``: chapter 11's emulation of
+        their DCN); by default the paper's method it stands for
+        (:attr:`dkm.protocol.registry.Method.reported_as`). Methods of the
+        authors' code missing from a given mapping have no rows.
 
     Returns
     -------
@@ -68,9 +76,12 @@ def authors_code_comparison(records: Iterable[Mapping[str, Any]],
     for (dataset, method_id) in sorted(set(zip(authors["dataset"], authors["method"])),
                                        key=lambda key: (key[0], ids.index(key[1]))):
         entry = registry.get(method_id)
+        counterpart = (entry.reported_as if paired_with is None else paired_with.get(method_id))
+        if counterpart is None:
+            continue
         for metric in metrics:
             theirs = seed_scores(authors, entry.label, dataset, metric)
-            ours = seed_scores(package, registry.get(entry.reported_as).label, dataset, metric)
+            ours = seed_scores(package, registry.get(counterpart).label, dataset, metric)
             common = theirs.index.intersection(ours.index)
             difference, low, high, n = paired_difference(ours[common], theirs[common])
             paper_mean, paper_std, paper_n = _paper_figure(entry.reported_as, dataset, metric)
