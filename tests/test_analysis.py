@@ -273,6 +273,19 @@ def test_search_curves_summarise_each_method_and_value():
     assert math.isnan(curves.loc[("dkm-a", 1.0), ("val_acc", "std")])
 
 
+def test_search_scores_are_one_methods_seeds_at_one_value_in_percent():
+    from dkm.book.analysis import search_scores
+
+    frame = records_to_dataframe(_runs("usps", "dcn-p", [0.6, 0.8], lam=0.1, val=0.5)
+                                 + _runs("usps", "dcn-p", [0.7, 0.9], lam=1.0)
+                                 + _runs("usps", "dkm-p", [0.1, 0.1], lam=1.0))
+    test = search_scores(frame, "dcn-p", 1.0)
+    assert list(test.index) == sorted(SEEDS[:2]) and test[SEEDS[0]] == pytest.approx(70.0)
+    assert search_scores(frame, "dcn-p", 0.1, "nmi")[SEEDS[1]] == pytest.approx(40.0)
+    assert list(search_scores(frame, "dcn-p", 0.1, split="validation")) == pytest.approx([50.0] * 2)
+    assert search_scores(frame, "dcn-p", 10.0).empty
+
+
 def test_search_summary_reports_the_validation_choice_against_the_papers_value():
     # Validation prefers λ = 0.1 (0.9 against 0.7), the test part prefers λ = 10 (0.8 > 0.6);
     # the paper's value for DKM^p on USPS is 1.0.

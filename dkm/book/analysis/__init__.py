@@ -35,7 +35,7 @@ Beyond the claims
 The same records answer the book's other questions, one private module each:
 :func:`search_records`, :func:`stored_search`, :func:`seeds_with_whole_grid`,
 :func:`complete_searches`,
-:func:`search_curves`, :func:`search_summary` and
+:func:`search_curves`, :func:`search_summary`, :func:`search_scores` and
 :func:`paper_tradeoff` read a line search; :func:`coverage` counts the seeds
 each dataset and method has run (:func:`missing_seeds`, :func:`missing_search_seeds` those
 still missing), and :func:`progress` a dataset's runs against
@@ -91,6 +91,7 @@ from dkm.book.analysis._line_search import (
     paper_tradeoff,
     search_curves,
     search_records,
+    search_scores,
     search_summary,
     complete_searches,
     seeds_with_whole_grid,
@@ -129,4 +130,4 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "standin_same_errors", "standin_precision_effect", "standin_alpha_curves",
            "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",
            "standin_tradeoff_table", "standin_cluster_loss", "STANDIN_OUTPUTS",
-           "standin_rows", "rerun_gaps", "authors_code_comparison", "AUTHORS_CODE_COLUMNS"]
+           "standin_rows", "rerun_gaps", "authors_code_comparison", "AUTHORS_CODE_COLUMNS", "search_scores"]

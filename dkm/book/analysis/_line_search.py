@@ -117,6 +117,32 @@ def search_curves(frame: pd.DataFrame) -> pd.DataFrame:
         ["mean", "std", "count"])
 
 
+def search_scores(frame: pd.DataFrame, method: str, value: float, metric: str = "acc",
+                  split: str = "test") -> pd.Series:
+    """One method's scores by seed at one value of the grid, in percent.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :func:`dkm.protocol.results.records_to_dataframe` of a line search.
+    method : str
+        Method id.
+    value : float
+        The value of λ or γ.
+    metric : {"acc", "nmi", "ari"}
+    split : {"validation", "test"}
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by seed, sorted; empty where the value has no run. Paired
+        with another value's through :func:`dkm.book.analysis.paired_difference`.
+    """
+    column = f"{'val' if split == 'validation' else 'test'}_{metric}"
+    runs = frame[(frame["method"] == method) & (frame["tradeoff"] == value)]
+    return (runs.set_index("seed")[column] * 100).sort_index()
+
+
 #: The columns of :func:`search_summary`, scores in percent.
 SEARCH_SUMMARY_COLUMNS: tuple[str, ...] = (
     "tradeoff_name", "chosen", "paper", "values", "runs", "val_chosen",
