@@ -63,7 +63,9 @@ def test_the_declared_variants_give_the_config_hash_of_every_committed_record(na
                                              params["scale"]))
                   for v in STUDIES[name].variants if v.method == r["method"]]
         assert hashes.count(r["config_hash"]) == 1, (r["method"], r["seed"], switches(r))
-        assert r["seed"] in STUDY_SEEDS
+        # the study's seeds, or more of the paper's (`ablate --seeds 10`: DCN^p (authors) on
+        # USPS runs the ten seeds of the authors' own code)
+        assert r["seed"] in paper.PAPER_SEEDS
 
 
 def test_the_studies_declare_the_runs_of_the_book():
