@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from dkm.book.analysis._coverage import missing_search_seeds
+from dkm.book.analysis._paired import _SPLIT_PREFIXES
 from dkm.book.analysis._variants import on_paper_dataset
 from dkm.protocol import paper
 from dkm.protocol.experiments import TRADEOFF_GRID
@@ -138,7 +139,7 @@ def search_scores(frame: pd.DataFrame, method: str, value: float, metric: str = 
         Indexed by seed, sorted; empty where the value has no run. Paired
         with another value's through :func:`dkm.book.analysis.paired_difference`.
     """
-    column = f"{'val' if split == 'validation' else 'test'}_{metric}"
+    column = f"{_SPLIT_PREFIXES[split]}_{metric}"
     runs = frame[(frame["method"] == method) & (frame["tradeoff"] == value)]
     return (runs.set_index("seed")[column] * 100).sort_index()
 
