@@ -27,6 +27,7 @@ from dkm.protocol.results import (
     record_scale,
     records_to_dataframe,
     result_stores,
+    score_column,
     validate_record,
 )
 
@@ -113,6 +114,17 @@ def test_dataframe_has_flat_columns(tmp_path: Path) -> None:
     )
     assert math.isnan(second["tradeoff"]) and math.isnan(second["test_acc"])
     assert math.isnan(second["km_val_nmi"]) and second["scale"] == 0.5
+
+
+def test_score_column_names_a_dataframe_column() -> None:
+    assert score_column("acc") == "test_acc"
+    assert score_column("nmi", "validation") == "val_nmi"
+    assert score_column("ari", "test", kmeans_on_embedding=True) == "km_test_ari"
+    assert score_column("acc", "validation", True) in COLUMNS
+    with pytest.raises(ValueError, match="metric must be one of"):
+        score_column("accuracy")
+    with pytest.raises(ValueError, match="split must be one of"):
+        score_column("acc", "train")
 
 
 def test_empty_dataframe_keeps_columns() -> None:

@@ -123,6 +123,7 @@ __all__ = [
     "store_path",
     "protocol_stores",
     "record_scale",
+    "score_column",
     "is_full_scale",
     "full_scale_records",
     "full_scale_records_by_store",
@@ -153,6 +154,30 @@ _REQUIRED = {
 _METRIC_RANGES = {"acc": (0.0, 1.0), "nmi": (0.0, 1.0), "ari": (-1.0, 1.0)}
 _SPLIT_PREFIXES = {"validation": "val", "test": "test"}
 
+
+def score_column(metric: str, split: str = "test", kmeans_on_embedding: bool = False) -> str:
+    """The :func:`records_to_dataframe` column that holds one score.
+
+    Parameters
+    ----------
+    metric : {"acc", "nmi", "ari"}
+    split : {"validation", "test"}
+    kmeans_on_embedding : bool
+        The score of k-means run on the learned embedding (``km_`` columns)
+        instead of the model's own clusters.
+
+    Returns
+    -------
+    str
+        ``"test_acc"``, ``"val_nmi"``, ``"km_test_acc"``, ...
+    """
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    if split not in _SPLIT_PREFIXES:
+        raise ValueError(f"split must be one of {tuple(_SPLIT_PREFIXES)}, got {split!r}")
+    return f"{'km_' if kmeans_on_embedding else ''}{_SPLIT_PREFIXES[split]}_{metric}"
+
+
 #: Columns of :func:`records_to_dataframe`, in order.
 COLUMNS = (
     "dataset",
@@ -162,7 +187,8 @@ COLUMNS = (
     "tradeoff_name",
     "tradeoff",
     "scale",
-    *(f"{p}{_SPLIT_PREFIXES[s]}_{m}" for p in ("", "km_") for s in SPLITS for m in METRICS),
+    *(score_column(m, s, on_embedding) for on_embedding in (False, True)
+      for s in SPLITS for m in METRICS),
     "wall_time_s",
     "created",
     "config_hash",
@@ -364,10 +390,11 @@ def validate_record(record: Mapping[str, Any]) -> None:
         raise ValueError(f"record['created'] has no time zone: {record['created']!r}")
 
 
-def _flat_scores(scores: Mapping[str, Any] | None, prefix: str) -> dict[str, float]:
-    """``{"test": {"acc": x}}`` -> ``{prefix + "test_acc": x}`` (NaN when null)."""
+def _flat_scores(scores: Mapping[str, Any] | None,
+                 kmeans_on_embedding: bool) -> dict[str, float]:
+    """``{"test": {"acc": x}}`` -> ``{"test_acc": x}`` (NaN when null)."""
     return {
-        f"{prefix}{_SPLIT_PREFIXES[split]}_{metric}": math.nan
+        score_column(metric, split, kmeans_on_embedding): math.nan
         if scores is None
         else float(scores[split][metric])
         for split in SPLITS
@@ -386,8 +413,8 @@ def _flat_record(record: Mapping[str, Any]) -> dict[str, Any]:
         "tradeoff_name": name,
         "tradeoff": math.nan if name is None else float(params[name]),
         "scale": float(params.get("scale", math.nan)),
-        **_flat_scores(record["metrics"], ""),
-        **_flat_scores(record["kmeans_on_embedding"], "km_"),
+        **_flat_scores(record["metrics"], kmeans_on_embedding=False),
+        **_flat_scores(record["kmeans_on_embedding"], kmeans_on_embedding=True),
         "wall_time_s": float(record["wall_time_s"]),
         "created": record["created"],
         "config_hash": record["config_hash"],

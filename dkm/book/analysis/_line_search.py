@@ -10,11 +10,10 @@ from typing import Any
 import pandas as pd
 
 from dkm.book.analysis._coverage import missing_search_seeds
-from dkm.book.analysis._paired import _SPLIT_PREFIXES
 from dkm.book.analysis._variants import on_paper_dataset
 from dkm.protocol import paper
 from dkm.protocol.experiments import TRADEOFF_GRID
-from dkm.protocol.results import ResultsStore, records_to_dataframe
+from dkm.protocol.results import ResultsStore, records_to_dataframe, score_column
 
 
 def search_records(records: Iterable[Mapping[str, Any]], dataset: str, methods: Sequence[str],
@@ -139,9 +138,8 @@ def search_scores(frame: pd.DataFrame, method: str, value: float, metric: str = 
         Indexed by seed, sorted; empty where the value has no run. Paired
         with another value's through :func:`dkm.book.analysis.paired_difference`.
     """
-    column = f"{_SPLIT_PREFIXES[split]}_{metric}"
     runs = frame[(frame["method"] == method) & (frame["tradeoff"] == value)]
-    return (runs.set_index("seed")[column] * 100).sort_index()
+    return (runs.set_index("seed")[score_column(metric, split)] * 100).sort_index()
 
 
 #: The columns of :func:`search_summary`, scores in percent.

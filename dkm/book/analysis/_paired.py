@@ -13,8 +13,7 @@ from scipy import stats as _scipy_stats
 
 from dkm.book.tables import selected_tradeoff
 from dkm.protocol import paper
-
-_SPLIT_PREFIXES = {"validation": "val", "test": "test"}
+from dkm.protocol.results import score_column
 
 
 def seed_scores(frame: pd.DataFrame, model: str, dataset: str, metric: str,
@@ -43,8 +42,7 @@ def seed_scores(frame: pd.DataFrame, model: str, dataset: str, metric: str,
     chosen = selected_tradeoff(runs)
     if not math.isnan(chosen):
         runs = runs[runs["tradeoff"] == chosen]
-    column = f"{'km_' if ref.kmeans_on_embedding else ''}{_SPLIT_PREFIXES[split]}_{metric}"
-    scores = runs.set_index("seed")[column].dropna() * 100
+    scores = runs.set_index("seed")[score_column(metric, split, ref.kmeans_on_embedding)].dropna() * 100
     return scores[~scores.index.duplicated(keep="last")].sort_index()
 
 

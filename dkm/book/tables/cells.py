@@ -26,7 +26,7 @@ from dkm.book.stats import (
 )
 from dkm.book.tables.spec import STATISTIC_LABELS, TABLES, TableSpec, with_recorded_rows
 from dkm.protocol import paper
-from dkm.protocol.results import records_to_dataframe, validate_record
+from dkm.protocol.results import records_to_dataframe, score_column, validate_record
 
 
 def records_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -239,8 +239,7 @@ def _row_runs(frame: pd.DataFrame, label: str, dataset: str) -> pd.DataFrame:
 
 def _column_name(label: str, metric: str) -> str:
     """The flat column of a row's test metric: ``test_acc`` or, for "+ KM" rows, ``km_test_acc``."""
-    prefix = "km_" if paper.parse_model_label(label).kmeans_on_embedding else ""
-    return f"{prefix}test_{metric}"
+    return score_column(metric, "test", paper.parse_model_label(label).kmeans_on_embedding)
 
 
 def _mark_groups(spec: TableSpec, labels: list[str]) -> dict[str, set[str]]:
