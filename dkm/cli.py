@@ -7,6 +7,7 @@ one-line message on stderr and exit status 2, not a traceback.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from contextlib import contextmanager
@@ -264,6 +265,7 @@ def _command_run(args: argparse.Namespace) -> int:
     if overrides and any(registry.get(m).family != "dkm" for m in methods):
         deep_kmeans = ", ".join(m.id for m in registry.METHODS.values() if m.family == "dkm")
         raise CommandError(f"--distance applies to the DKM methods only ({deep_kmeans})")
+    _start_tensorflow(args)
     client = None
     if args.scheduler:
         from dkm.protocol.cluster import connect
@@ -291,6 +293,7 @@ def _command_ablate(args: argparse.Namespace) -> int:
     from dkm.data import load
     from dkm.protocol.results import store_path
 
+    _start_tensorflow(args)  # the studies' models import it
     name = study(args.study).name
     datasets = [load(dataset, args.data_home) for dataset in args.dataset]
     added = run_study(name, datasets, _seeds(args), args.results, methods=args.methods,
@@ -320,11 +323,13 @@ def _command_snapshot(args: argparse.Namespace) -> int:
         if args.name:
             raise CommandError("--name names a protocol snapshot; a study's files are named "
                                "by their variants")
+        _start_tensorflow(args)  # the studies' models import it
         planned = {}
         for variant in study(args.study).variants_for(data.name, args.methods):
             overrides = variant.overrides_for(data.name)
             planned[snapshot_name(data.name, args.seed, variant.method, overrides)] = (
                 [variant.method], {variant.method: overrides} if overrides else None)
+    _start_tensorflow(args)
     for name, (methods, overrides) in planned.items():
         path = folder / name
         if path.exists():
@@ -346,6 +351,7 @@ def _command_pending(args: argparse.Namespace) -> int:
         raise CommandError(f"no results folder {folder}")
     seeds = _first_seeds(args.seeds, "--seeds")
     study_seeds = _first_seeds(args.study_seeds, "--study-seeds")
+    _start_tensorflow(args)  # the studies' records are recognised through their models
     search_seeds = list(paper.PAPER_SEEDS[:LINE_SEARCH_SEEDS])
     scale = "" if args.scale == 1.0 else f" --scale {args.scale:g}"
 
@@ -412,6 +418,7 @@ def _command_audit(args: argparse.Namespace) -> int:
     if not chosen:
         raise CommandError(f"no scored record of {store} is of the methods and seeds asked")
     chosen = chosen[:args.limit]
+    _start_tensorflow(args)
     datasets = {}
     for record in chosen:
         if record["dataset"] not in datasets:
@@ -481,6 +488,17 @@ def _native_stderr_silenced() -> Iterator[None]:
         os.close(saved)
 
 
+def _start_tensorflow(args: argparse.Namespace) -> None:
+    """Import TensorFlow for a command whose arguments are checked, quietly unless ``--verbose``.
+
+    Commands call it once they have refused what they can refuse without it,
+    so that a mistyped argument is reported without TensorFlow's start-up time.
+    """
+    if not getattr(args, "verbose", False):
+        _start_tensorflow_quietly()
+
+
+@functools.cache
 def _start_tensorflow_quietly() -> None:
     """Import TensorFlow and probe its devices without its C++ start-up lines.
 
@@ -500,15 +518,12 @@ def _start_tensorflow_quietly() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m dkm``; returns the exit status."""
     args = build_parser().parse_args(argv)
-    imports_tensorflow = args.command in ("run", "ablate", "snapshot", "pending", "audit")
     if getattr(args, "reproducible", False):
         try:
             use_reproducible_arithmetic()
         except RuntimeError as error:
             print(f"python -m dkm {args.command}: error: {error}", file=sys.stderr)
             return 2
-    if imports_tensorflow and not getattr(args, "verbose", False):
-        _start_tensorflow_quietly()
     try:
         return {"run": _command_run, "ablate": _command_ablate, "snapshot": _command_snapshot,
                 "report": _command_report, "pending": _command_pending,

@@ -225,11 +225,21 @@ def test_cli_help_documents_every_option(cli):
          "unknown method 'kmeans'"),
         (("run", "--dataset", "digits", "--scale", "-1", "--results", "x.jsonl"), "must be > 0"),
         (("report", "--results", "missing.jsonl"), "no results store"),
+        (("snapshot", "--dataset", "digits", "--snapshots", "s"), "name the methods to keep"),
+        (("pending", "--results", "missing"), "no results folder"),
     ],
 )
-def test_cli_errors_are_one_line_and_non_zero(tmp_path, args, message, cli):
-    completed = cli(*args, cwd=tmp_path)
-    assert completed.returncode == 2
+def test_cli_errors_are_one_line_and_non_zero_before_tensorflow_starts(tmp_path, args, message):
+    # the command line's main(), as `python -m dkm` calls it (argparse's own refusals exit),
+    # and whether TensorFlow was imported
+    script = ("import sys\nfrom dkm.cli import main\n"
+              "try:\n    status = main(sys.argv[1:])\n"
+              "except SystemExit as refusal:\n    status = refusal.code\n"
+              "print(status, 'tensorflow' in sys.modules)")
+    completed = subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
+                               text=True, cwd=tmp_path,
+                               env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert completed.stdout.split() == ["2", "False"], completed.stderr
     assert message in completed.stderr
     assert "Traceback" not in completed.stderr
 
@@ -297,8 +307,6 @@ def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_p
     assert not any("usps-lambda" in line for line in lines)  # a search the folder does not hold
     full = cli("pending", "--results", str(tmp_path), "--seeds", "1").stdout   # the paper's epochs
     assert f"{store}: 8 of 8 runs missing" in full and "--scale" not in full
-    refused = cli("pending", "--results", str(tmp_path / "missing"))
-    assert refused.returncode == 2 and "no results folder" in refused.stderr
     too_many = cli("pending", "--results", str(tmp_path), "--study-seeds", "11")
     assert too_many.returncode == 2 and "--study-seeds 11: the paper has 10 seeds" in too_many.stderr
 
