@@ -42,7 +42,8 @@ def seed_scores(frame: pd.DataFrame, model: str, dataset: str, metric: str,
     chosen = selected_tradeoff(runs)
     if not math.isnan(chosen):
         runs = runs[runs["tradeoff"] == chosen]
-    scores = runs.set_index("seed")[score_column(metric, split, ref.kmeans_on_embedding)].dropna() * 100
+    column = score_column(metric, split, ref.kmeans_on_embedding)
+    scores = runs.set_index("seed")[column].dropna() * 100
     return scores[~scores.index.duplicated(keep="last")].sort_index()
 
 
