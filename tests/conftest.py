@@ -1,10 +1,12 @@
 """Shared pytest configuration: the data directory, thread pinning and seeds."""
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -70,13 +72,24 @@ def small_fit():
 
 
 @pytest.fixture
-def cli():
-    """Run ``python -m dkm ARGS...`` in a folder (the repository by default):
-    ``cli(*args, cwd=folder)`` gives the completed process (text output), with this
-    checkout's package first on the path."""
+def cli(monkeypatch: pytest.MonkeyPatch):
+    """Run the command line ``python -m dkm ARGS...`` in this process, from a folder (the
+    repository by default): ``cli(*args, cwd=folder)`` gives a completed process with the
+    exit status and the text written to stdout and stderr.
+
+    In this process TensorFlow has started already, so a command costs what it computes and
+    not a fresh interpreter's imports; the tests of what only a fresh process shows (start-up
+    lines, refusing before TensorFlow starts, an interrupted run) start one themselves."""
+    from dkm.cli import main
+
     def run(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "dkm", *args], capture_output=True,
-                              text=True, cwd=cwd,
-                              env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
-                                   "PYTHONPATH": str(REPO_ROOT)})
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with monkeypatch.context() as scope, redirect_stdout(stdout), redirect_stderr(stderr):
+            scope.chdir(cwd)
+            try:
+                status = main(list(args))
+            except SystemExit as exit_:   # argparse: --help, or a usage error
+                status = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+        return subprocess.CompletedProcess([sys.executable, "-m", "dkm", *args], status,
+                                           stdout.getvalue(), stderr.getvalue())
     return run
