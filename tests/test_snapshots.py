@@ -4,8 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dkm.book.embeddings import tsne_projection
 from dkm.book.snapshots import (
-    Snapshot, load_snapshot, sample_points, save_snapshot, snapshot_name, variant_tag, write_snapshot,
+    Snapshot, load_snapshot, sample_points, save_snapshot, snapshot_name, snapshot_projections,
+    variant_tag, write_snapshot,
 )
 from dkm.data import load
 from dkm.methods.common import LoopConfig
@@ -84,6 +86,39 @@ def test_write_snapshot_writes_what_load_snapshot_reads(tmp_path):
         write_snapshot(path, Snapshot({"methods": ["ae-km", "dkm-p"]}, snapshot.points,
                                       snapshot.y, snapshot.embeddings,
                                       {"ae-km": snapshot.labels["ae-km"]}, snapshot.history))
+
+
+
+def test_snapshot_projections_are_computed_once_and_again_when_the_embeddings_change(
+        tmp_path, monkeypatch):
+    import dkm.book.snapshots as snapshots
+
+    rng = np.random.default_rng(0)
+    embeddings = {"ae-km": rng.normal(size=(40, 3)), "dkm-p": rng.normal(size=(40, 3))}
+
+    def write(embeddings):
+        write_snapshot(path, Snapshot({"methods": ["dkm-p", "ae-km"]}, np.arange(40),
+                                      np.arange(40) % 2, embeddings,
+                                      {m: np.zeros(40, int) for m in embeddings},
+                                      {m: {} for m in embeddings}))
+
+    computed = []
+    monkeypatch.setattr(snapshots, "tsne_projection",
+                        lambda H: computed.append(H) or tsne_projection(H))
+    path = tmp_path / "toy-1.npz"
+    write(embeddings)
+    first = snapshot_projections(path)
+    assert list(first) == ["dkm-p", "ae-km"] and len(computed) == 2
+    assert (tmp_path / "projections" / "toy-1.npz").is_file()
+    for method, projection in first.items():   # seed 0 of the book's t-SNE, on one thread
+        np.testing.assert_array_equal(projection, tsne_projection(embeddings[method]))
+    again = snapshot_projections(path)
+    assert len(computed) == 2                  # read back, not computed
+    assert all(np.array_equal(again[m], first[m]) for m in first)
+    write({**embeddings, "dkm-p": rng.normal(size=(40, 3))})
+    changed = snapshot_projections(path)
+    assert len(computed) == 4                  # another embedding: every projection again
+    assert not np.array_equal(changed["dkm-p"], first["dkm-p"])
 
 
 def test_the_sample_is_fixed_and_sorted():

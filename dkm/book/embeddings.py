@@ -17,15 +17,22 @@ both on the embeddings of the points, ``H`` (one row per point):
     A ratio of distances, it changes neither with a scaling nor with a
     translation of the embedding.
 
-No TensorFlow is needed.
+:func:`tsne_projection` draws an embedding in the plane as the paper's figure
+does, with t-SNE. No TensorFlow is needed.
 """
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
+from sklearn.manifold import TSNE
 from sklearn.metrics import silhouette_score
+from threadpoolctl import threadpool_limits
 
-__all__ = ["embedding_geometry"]
+__all__ = ["TSNE_SETTINGS", "embedding_geometry", "tsne_projection"]
+
+#: The t-SNE of the book's figures (the paper names none): scikit-learn's
+#: Barnes-Hut t-SNE in two dimensions, perplexity 30, started from the PCA.
+TSNE_SETTINGS: dict[str, object] = {"n_components": 2, "perplexity": 30.0, "init": "pca"}
 
 
 def embedding_geometry(H: ArrayLike, y: ArrayLike | None = None) -> dict[str, float]:
@@ -65,3 +72,26 @@ def embedding_geometry(H: ArrayLike, y: ArrayLike | None = None) -> dict[str, fl
     if y is not None:
         geometry["silhouette"] = float(silhouette_score(H, np.asarray(y)))
     return geometry
+
+
+def tsne_projection(H: ArrayLike, random_state: int = 0) -> np.ndarray:
+    """The t-SNE projection of an embedding to the plane (:data:`TSNE_SETTINGS`).
+
+    It runs on one OpenMP thread: Barnes-Hut t-SNE's threads slow it down
+    ten-fold on a busy two-core machine, and one thread gives the same
+    projection whatever the machine's core count.
+
+    Parameters
+    ----------
+    H : array-like of shape (n_points, p)
+        The embedding of each point.
+    random_state : int, default 0
+        The seed of t-SNE's optimisation.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_points, 2)
+        The points' coordinates in the plane.
+    """
+    with threadpool_limits(1, user_api="openmp"):
+        return TSNE(**TSNE_SETTINGS, random_state=random_state).fit_transform(np.asarray(H))

@@ -8,7 +8,8 @@ clusters, its per-epoch curves (the embedding norm among them), its scores on
 the protocol's validation and test parts, and the run's provenance. The file
 is a NumPy ``.npz`` whose ``meta`` entry is a JSON document;
 :func:`write_snapshot` writes it atomically and :func:`load_snapshot` reads it
-back.
+back. :func:`snapshot_projections` gives the t-SNE projections of a snapshot's
+embeddings, kept beside it in ``projections/`` once computed.
 
 Layout of the ``.npz``::
 
@@ -36,11 +37,12 @@ import numpy as np
 
 from dkm._atomic import atomic_write
 from dkm.annealing import Schedule, constant, paper_annealing
+from dkm.book.embeddings import TSNE_SETTINGS, tsne_projection
 from dkm.data import Dataset, load
 from dkm.protocol import registry
 
 __all__ = ["Snapshot", "save_snapshot", "write_snapshot", "load_snapshot", "sample_points",
-           "snapshot_name", "variant_tag"]
+           "snapshot_name", "snapshot_projections", "variant_tag"]
 
 #: Seed of the sample of points a snapshot keeps (fixed, so every snapshot of a
 #: dataset shows the same points).
@@ -245,6 +247,51 @@ def load_snapshot(path: str | os.PathLike[str]) -> Snapshot:
             history[method] = {name[len(prefix):]: archive[name]
                                for name in archive.files if name.startswith(prefix)}
         return Snapshot(meta, archive["points"], archive["y"], embeddings, labels, history)
+
+
+
+def snapshot_projections(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """The t-SNE projection of each method's embedding in a snapshot, computed once.
+
+    A projection of a few thousand points takes tens of seconds, so the
+    projections are kept in ``projections/<snapshot's name>`` beside the
+    snapshot, with a digest of the embeddings and settings they come from and
+    the scikit-learn version that computed them. They are read back while that
+    digest is the snapshot's, and computed (:func:`dkm.book.embeddings.tsne_projection`,
+    seed 0) and written again otherwise.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A snapshot written by :func:`save_snapshot`.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        The ``(n_points, 2)`` coordinates by method, in the snapshot's order of methods.
+    """
+    import sklearn
+
+    snapshot = load_snapshot(path)
+    methods = list(snapshot.meta["methods"])
+    digest = hashlib.sha256(json.dumps(TSNE_SETTINGS, sort_keys=True).encode())
+    for method in methods:
+        embedding = np.ascontiguousarray(snapshot.embeddings[method])
+        digest.update(f"{method} {embedding.dtype.str} {embedding.shape}".encode())
+        digest.update(embedding.tobytes())
+    cache = os.path.join(os.path.dirname(os.fspath(path)), "projections",
+                         os.path.basename(os.fspath(path)))
+    if os.path.exists(cache):
+        with np.load(cache, allow_pickle=False) as archive:
+            if json.loads(str(archive["meta"]))["digest"] == digest.hexdigest():
+                return {method: archive[method] for method in methods}
+    projections = {method: tsne_projection(snapshot.embeddings[method]) for method in methods}
+    meta = {"digest": digest.hexdigest(), "tsne": TSNE_SETTINGS, "random_state": 0,
+            "sklearn": sklearn.__version__}
+    with atomic_write(cache) as stream:
+        np.savez_compressed(stream, meta=np.array(json.dumps(meta, sort_keys=True)),
+                            **projections)
+    return projections
 
 
 def snapshot_name(dataset: str, seed: int, method: str | None = None,
