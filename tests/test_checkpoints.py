@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from dkm.book.ablations import DKMAblationConfig  # noqa: F401  (declares alpha_rescaling)
 from dkm.checkpoints import PhaseCheckpoint, PhaseState, RunCheckpoints, run_key
 from dkm.data import load
 from dkm.methods.common import LoopConfig
@@ -26,6 +27,21 @@ class Interrupted(Exception):
 @pytest.fixture(scope="module")
 def digits():
     return load("digits")
+
+
+@pytest.fixture(scope="module")
+def never_interrupted(digits):
+    """``never_interrupted(method, overrides)``: the records of SEEDS run without interruption,
+    computed once for the module's tests that share a configuration."""
+    computed = {}
+
+    def records(method: str, overrides: dict) -> list[dict]:
+        key = (method, json.dumps(overrides, sort_keys=True))
+        if key not in computed:
+            computed[key] = run_seeds(digits, method, SEEDS, scale=SCALE, loop=TINY,
+                                      overrides=overrides)
+        return computed[key]
+    return records
 
 
 def interrupt_at(monkeypatch: pytest.MonkeyPatch, epoch: int) -> None:
@@ -53,9 +69,9 @@ def comparable(record: dict) -> dict:
     ("idec-np", {}, 3, [("IDEC", 2)]),
 ])
 def test_an_interrupted_run_resumes_to_the_records_of_one_never_interrupted(
-        digits, tmp_path, monkeypatch, method, overrides, epoch, resumed):
+        digits, never_interrupted, tmp_path, monkeypatch, method, overrides, epoch, resumed):
     kwargs = dict(scale=SCALE, loop=TINY, overrides=overrides)
-    expected = run_seeds(digits, method, SEEDS, **kwargs)
+    expected = never_interrupted(method, overrides)
     monkeypatch.setattr(PhaseCheckpoint, "due", lambda self: True)  # a checkpoint every epoch
     with monkeypatch.context() as patch:
         interrupt_at(patch, epoch)

@@ -42,8 +42,8 @@ def with_overrides(config: Any, overrides: dict[str, Any]) -> Any:
             return subclass(**{**fields, **overrides})
     unknown = ", ".join(sorted(set(overrides) - names))
     raise ValueError(f"{type(config).__name__} has no field {unknown}, nor has any subclass of "
-                     "it imported so far (the studies' switches are declared in "
-                     "dkm.book.ablations)")
+                     "it imported so far (the studies' switches load with their models: "
+                     "from dkm.book.ablations import DKMAblationConfig, DCNAblationConfig)")
 
 
 def _subclasses(cls: type) -> list[type]:
