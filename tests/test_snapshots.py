@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dkm.book.ablations import DKMAblationConfig  # noqa: F401  (declares weight_decay)
 from dkm.book.embeddings import tsne_projection
 from dkm.book.snapshots import (
     Snapshot, load_snapshot, sample_points, save_snapshot, snapshot_name, snapshot_projections,
