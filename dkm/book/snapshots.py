@@ -34,6 +34,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
 import numpy as np
+import sklearn
 
 from dkm._atomic import atomic_write
 from dkm.annealing import Schedule, constant, paper_annealing
@@ -249,7 +250,6 @@ def load_snapshot(path: str | os.PathLike[str]) -> Snapshot:
         return Snapshot(meta, archive["points"], archive["y"], embeddings, labels, history)
 
 
-
 def snapshot_projections(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """The t-SNE projection of each method's embedding in a snapshot, computed once.
 
@@ -270,8 +270,6 @@ def snapshot_projections(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     dict of str to numpy.ndarray
         The ``(n_points, 2)`` coordinates by method, in the snapshot's order of methods.
     """
-    import sklearn
-
     snapshot = load_snapshot(path)
     methods = list(snapshot.meta["methods"])
     digest = hashlib.sha256(json.dumps(TSNE_SETTINGS, sort_keys=True).encode())
