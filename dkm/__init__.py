@@ -33,6 +33,7 @@ Models, their training and their evaluation:
 ``dkm.training``             the one minibatch training loop every method shares.
 ``dkm.arithmetic``           the reproducible arithmetic: kernels capped at AVX2, one OpenMP thread.
 ``dkm.compilation``          the compiled epochs kept on disk, for a rerun to load.
+``dkm.shared_functions``     one compiled epoch per distinct graph, shared by a process's trainers.
 ``dkm.checkpoints``          a training phase's state at an epoch's end: interrupted runs resume.
 ``dkm.methods``              the methods of the paper, one module each:
 ``dkm.methods.config``       how a configuration is recorded (no TensorFlow needed).

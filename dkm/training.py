@@ -9,7 +9,9 @@ non-gradient update after each step (DCN's centroid moves). The
   inside the compiled graph;
 * one epoch is one ``tf.function`` (XLA-compiled when ``jit_compile``, and then
   kept in the persistent compilation cache of :mod:`dkm.compilation`): a
-  ``tf.while_loop`` over the steps, with no Python work per step;
+  ``tf.while_loop`` over the steps, with no Python work per step; trainers
+  whose epochs trace to the same graph (the same method, shapes and constants)
+  run one compiled function (:mod:`dkm.shared_functions`);
 * Adam (learning rate 1e-3, β = (0.9, 0.999), ε = 1e-8, the TensorFlow 1
   "ε-hat" form the authors used) is written out here so that it works on the
   stacked replica variables and its state can carry over from pretraining to
@@ -31,13 +33,14 @@ from __future__ import annotations
 import copy
 import zlib
 from dataclasses import dataclass
-from typing import Literal, Protocol, Sequence
+from typing import Callable, Literal, Protocol, Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from dkm.autoencoder import Autoencoder
 from dkm.losses import reconstruction_error
+from dkm.shared_functions import shared_epochs
 
 SamplerKind = Literal["permutation", "independent", "sequential"]
 SAMPLERS: tuple[str, ...] = ("permutation", "independent", "sequential")
@@ -459,6 +462,7 @@ class Trainer:
         # The epoch is written with TensorFlow's own control flow (tf.while_loop):
         # AutoGraph's rewriting of the Python source would add nothing but time.
         self._epoch = tf.function(epoch, jit_compile=jit_compile, autograph=False)
+        self._epoch_runners: dict[tuple[int, ...], Callable[[tf.Tensor], tuple]] = {}
 
     def _state_variables(self) -> list[tf.Variable]:
         """Every variable a later epoch reads: the network's, Adam's and the objective's."""
@@ -546,7 +550,12 @@ class Trainer:
 
     def run_epoch(self, batches: np.ndarray) -> EpochResult:
         """Train one epoch on ``batches`` of shape ``(S, steps, B)``."""
-        loss, terms = self._epoch(tf.constant(batches, tf.int32))
+        batches = tf.constant(batches, tf.int32)
+        shape = tuple(batches.shape)
+        if shape not in self._epoch_runners:
+            self._epoch_runners[shape] = shared_epochs.runner(
+                self._epoch.get_concrete_function(batches))
+        loss, terms = self._epoch_runners[shape](batches)
         return EpochResult(
             loss=loss.numpy(),
             terms={n: t.numpy() for n, t in zip(self.term_names, terms)},
