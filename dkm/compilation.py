@@ -15,9 +15,10 @@ and a trace's name counts the functions the process traced before it. So a
 process finds its epochs in the cache when it repeats the runs of an earlier
 process in the same order (a rerun), not when another program reaches the same
 network. (Within one process, networks of the same graph share one compiled
-function whatever the order: :mod:`dkm.shared_functions`.) Loading an entry, TensorFlow first tries to read it as text and logs
-one harmless line, ``Error parsing text-format
-tensorflow.XlaSerializedCacheEntry``, before reading it as the binary it is.
+function whatever the order: :mod:`dkm.shared_functions`.) Loading an entry,
+TensorFlow first tries to read it as text and logs one harmless line, ``Error
+parsing text-format tensorflow.XlaSerializedCacheEntry``, before reading it as
+the binary it is.
 
 TensorFlow keys a cached executable by the compiled function and its input
 shapes only, not by the machine it was compiled for: an executable compiled on
