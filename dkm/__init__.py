@@ -102,6 +102,8 @@ The book, ``dkm.book``:
                              training.
 ``dkm.book.snapshots``       a full-scale run's embeddings, saved for the paper's figures.
 ``dkm.book.embeddings``      an embedding's size, spread and separation of the true classes.
+``dkm.book.computed_once``   a slow result kept with the digest of its inputs, read back while
+                             they are unchanged (t-SNE projections, KM's clusterings).
 
 The command line:
 

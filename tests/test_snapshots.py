@@ -105,7 +105,7 @@ def test_snapshot_projections_are_computed_once_and_again_when_the_embeddings_ch
 
     computed = []
     monkeypatch.setattr(snapshots, "tsne_projection",
-                        lambda H: computed.append(H) or tsne_projection(H))
+                        lambda H, **kwargs: computed.append(H) or tsne_projection(H, **kwargs))
     path = tmp_path / "toy-1.npz"
     write(embeddings)
     first = snapshot_projections(path)

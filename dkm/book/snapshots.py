@@ -38,6 +38,7 @@ import sklearn
 
 from dkm._atomic import atomic_write
 from dkm.annealing import Schedule, constant, paper_annealing
+from dkm.book.computed_once import computed_once
 from dkm.book.embeddings import TSNE_SETTINGS, tsne_projection
 from dkm.data import Dataset, load
 from dkm.protocol import registry
@@ -255,9 +256,9 @@ def snapshot_projections(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
 
     A projection of a few thousand points takes tens of seconds, so the
     projections are kept in ``projections/<snapshot's name>`` beside the
-    snapshot, with a digest of the embeddings and settings they come from and
-    the scikit-learn version that computed them. They are read back while that
-    digest is the snapshot's, and computed (:func:`dkm.book.embeddings.tsne_projection`,
+    snapshot (:func:`dkm.book.computed_once.computed_once`): read back while
+    the snapshot's embeddings and the t-SNE settings are those they were
+    computed from, computed (:func:`dkm.book.embeddings.tsne_projection`,
     seed 0) and written again otherwise.
 
     Parameters
@@ -272,24 +273,15 @@ def snapshot_projections(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """
     snapshot = load_snapshot(path)
     methods = list(snapshot.meta["methods"])
-    digest = hashlib.sha256(json.dumps(TSNE_SETTINGS, sort_keys=True).encode())
-    for method in methods:
-        embedding = np.ascontiguousarray(snapshot.embeddings[method])
-        digest.update(f"{method} {embedding.dtype.str} {embedding.shape}".encode())
-        digest.update(embedding.tobytes())
-    cache = os.path.join(os.path.dirname(os.fspath(path)), "projections",
-                         os.path.basename(os.fspath(path)))
-    if os.path.exists(cache):
-        with np.load(cache, allow_pickle=False) as archive:
-            if json.loads(str(archive["meta"]))["digest"] == digest.hexdigest():
-                return {method: archive[method] for method in methods}
-    projections = {method: tsne_projection(snapshot.embeddings[method]) for method in methods}
-    meta = {"digest": digest.hexdigest(), "tsne": TSNE_SETTINGS, "random_state": 0,
-            "sklearn": sklearn.__version__}
-    with atomic_write(cache) as stream:
-        np.savez_compressed(stream, meta=np.array(json.dumps(meta, sort_keys=True)),
-                            **projections)
-    return projections
+    kept = os.path.join(os.path.dirname(os.fspath(path)), "projections",
+                        os.path.basename(os.fspath(path)))
+    projections = computed_once(
+        kept, settings={**TSNE_SETTINGS, "random_state": 0},
+        inputs={method: snapshot.embeddings[method] for method in methods},
+        compute=lambda: {method: tsne_projection(snapshot.embeddings[method], random_state=0)
+                         for method in methods},
+        versions={"sklearn": sklearn.__version__})
+    return {method: projections[method] for method in methods}
 
 
 def snapshot_name(dataset: str, seed: int, method: str | None = None,
