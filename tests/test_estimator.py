@@ -101,12 +101,18 @@ def test_cosine_variant_trains(small_digits):
     assert set(np.unique(model.labels_)) <= {0, 1, 2}
 
 
+# The learning tests below train a network of the paper's shape at a quarter of its widths, in a
+# few seconds; chapter 8 trains the same settings at the paper's widths in every build and test run
+# (its assertion: every model far above a random labelling).
+NARROW = (128, 128, 512)
+
+
 @pytest.mark.slow
 def test_dkm_p_learns_digits(digits):
-    """DKM^p with the paper's architecture, at a fifth of its epochs."""
+    """DKM^p at a fifth of the paper's epochs."""
     X, y = digits
     model = DeepKMeans(n_clusters=10, lam=1.0, pretrain_epochs=10, schedule=constant(1000.0, 20),
-                       random_state=0, progress=False).fit(X)
+                       hidden_sizes=NARROW, random_state=0, progress=False).fit(X)
     pretrain = model.history_["pretrain_loss"]
     assert pretrain[-1] < 0.5 * pretrain[0]
     assert model.history_["loss"][-1] < model.history_["loss"][0]
@@ -120,12 +126,13 @@ def test_dkm_a_learns_digits_without_pretraining(digits):
     X, y = digits
     model = DeepKMeans(n_clusters=10, variant="a", lam=1e-3,
                        schedule=paper_annealing(epochs_per_alpha=1),
-                       random_state=0, progress=False).fit(X)
+                       hidden_sizes=NARROW, random_state=0, progress=False).fit(X)
     loss = model.history_["loss"]
     assert loss[-1] < 0.5 * loss[0]
     scores = evaluate(y, model.labels_)
-    # Chance is about 0.11. DKM^a on digits at this scale reaches 0.30-0.56
-    # depending on the seed (benchmarks/README.md): ask for more than twice chance.
+    # Chance is about 0.11. DKM^a on digits at this scale reaches 0.30-0.56 at the paper's widths
+    # depending on the seed (benchmarks/README.md), 0.27-0.38 at these on seeds 0-2: ask for more
+    # than twice chance.
     assert scores["acc"] > 0.25 and scores["nmi"] > 0.2, scores
 
 
