@@ -22,6 +22,7 @@ from dkm.book.tables import (
     selected_tradeoffs,
 )
 from dkm.protocol import paper
+from dkm.protocol.experiments import TRADEOFF_GRID
 from dkm.protocol.results import new_record, records_to_dataframe
 
 WITHOUT = "Deep clustering approaches without pretraining"
@@ -304,8 +305,12 @@ def test_line_search_selects_the_best_validation_acc() -> None:
     assert selected_tradeoff(records_to_dataframe(low + high)) == 0.1
     assert cell(build("table1", low + high), "DKM^p", "USPS", "ACC").text == "61.0±1.4"
     tradeoffs = build("tradeoff", low + high, vs_paper=True)
-    assert str(cell(tradeoffs, "λ (DKM^p)", "USPS")) == "1e-1 (paper 1e+0)"
+    assert str(cell(tradeoffs, "λ (DKM^p)", "USPS")) == "1e-1 (paper 1e+0, 2 of 8 values run)"
     assert str(cell(tradeoffs, "λ (DKM^p)", "MNIST")) == "1e+0 (paper)"
+    whole_grid = [run for value in TRADEOFF_GRID
+                  for run in fake_runs("dkm-p", "usps", [0.7], tradeoff=value, val_acc=[0.7])]
+    assert str(cell(build("tradeoff", low + whole_grid, vs_paper=True), "λ (DKM^p)",
+                    "USPS")) == "1e-1 (paper 1e+0)"
     assert str(cell(tradeoffs, "γ (IDEC^np)", "RCV1")) == "1e-4 (paper)"
     assert tradeoffs.attrs["scales"] == "1"
 
@@ -340,7 +345,7 @@ def test_selected_tradeoffs_per_dataset_method_and_distance() -> None:
     ]
     # The same choice as the result tables and the trade-off table.
     assert selected_tradeoff(records_to_dataframe(low + high)) == chosen["selected"]
-    assert str(cell(build("tradeoff", records), "λ (DKM^p)", "USPS")) == "1e-1"
+    assert str(cell(build("tradeoff", records), "λ (DKM^p)", "USPS")) == "1e-1 (2 of 8 values run)"
 
 
 def test_selected_tradeoffs_of_no_line_search_is_empty() -> None:
@@ -526,7 +531,8 @@ def test_the_compact_html_shows_a_chosen_tradeoff_and_the_papers_below_it():
     low = fake_runs("dkm-p", "usps", [0.60, 0.62], tradeoff=1e-3, val_acc=[0.80, 0.80])
     high = fake_runs("dkm-p", "usps", [0.75, 0.77], tradeoff=1.0, val_acc=[0.60, 0.60])
     html = render(build("tradeoff", low + high, vs_paper=True), fmt="html-compact")
-    assert '<td>1e-3<br><small style="color:#666">paper 1e+0</small></td>' in html
+    assert ('<td>1e-3<br><small style="color:#666">paper 1e+0, 2 of 8 values run</small></td>'
+            in html)
     assert '<td>1e+0<br><small style="color:#666">paper</small></td>' in html  # MNIST: no search
 
 

@@ -26,6 +26,7 @@ from dkm.book.stats import (
 )
 from dkm.book.tables.spec import STATISTIC_LABELS, TABLES, TableSpec, with_recorded_rows
 from dkm.protocol import paper
+from dkm.protocol.experiments import TRADEOFF_GRID
 from dkm.protocol.results import records_to_dataframe, score_column, validate_record
 
 
@@ -303,10 +304,13 @@ def _line_search_optimum(runs: pd.DataFrame) -> float:
     return selected_tradeoff(runs) if runs["tradeoff"].nunique() > 1 else math.nan
 
 
-def _tradeoff_cell(chosen: float, reference: float | None, vs_paper: bool, missing: str) -> Cell:
+def _tradeoff_cell(chosen: float, reference: float | None, vs_paper: bool, missing: str,
+                   values_run: int = len(TRADEOFF_GRID)) -> Cell:
     if not math.isnan(chosen):
         note = _note(
-            [f"paper {_tradeoff_text(reference)}"] if vs_paper and reference is not None else []
+            ([f"paper {_tradeoff_text(reference)}"] if vs_paper and reference is not None else [])
+            + ([f"{values_run} of {len(TRADEOFF_GRID)} values run"]
+               if values_run < len(TRADEOFF_GRID) else [])
         )
         return Cell(_tradeoff_text(chosen), note=note)
     if reference is None:
@@ -333,6 +337,7 @@ def _tradeoff_cells(
                 paper.optimal_tradeoff(method, dataset, default=None),
                 vs_paper,
                 _missing_text(spec, dataset, missing_reason),
+                int(runs["tradeoff"].nunique()),
             )
             if not math.isnan(chosen):
                 used.append(runs)
