@@ -428,7 +428,7 @@ def test_markdown_rendering() -> None:
 
 def test_html_rendering() -> None:
     text = render("table1", "html", records=paper_like_usps(), vs_paper=True)
-    assert text.startswith("<table>") and text.rstrip().endswith("</table>")
+    assert text.startswith('<table class="paper-table">') and text.rstrip().endswith("</table>")
     assert '<th colspan="2">MNIST</th>' in text and "<td>DKM<sup>p</sup></td>" in text
     assert "<b><u>75.7±1.3</u></b> (paper 75.7±1.3, consistent)" in text
     assert f'<td colspan="9"><i>{WITHOUT}</i></td>' in text

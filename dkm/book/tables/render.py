@@ -259,7 +259,8 @@ def _html(table: pd.DataFrame, fmt: _Format) -> str:
     levels = _header_levels(table)
     width = len(levels[0])
     title = fmt.escape(table.attrs.get("title", ""))
-    lines = ["<table>", f"<caption><b>{title}</b>. {_caption(table, fmt)}</caption>", "<thead>"]
+    caption = f"<caption><b>{title}</b>. {_caption(table, fmt)}</caption>"
+    lines = ['<table class="paper-table">', caption, "<thead>"]
     for number, level in enumerate(levels):
         stub_name = fmt.escape(table.index.names[-1] or "")
         stub = (
