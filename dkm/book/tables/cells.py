@@ -305,7 +305,7 @@ def _line_search_optimum(runs: pd.DataFrame) -> float:
 
 
 def _tradeoff_cell(chosen: float, reference: float | None, vs_paper: bool, missing: str,
-                   values_run: int = len(TRADEOFF_GRID)) -> Cell:
+                   values_run: int) -> Cell:
     if not math.isnan(chosen):
         note = _note(
             ([f"paper {_tradeoff_text(reference)}"] if vs_paper and reference is not None else [])
