@@ -310,7 +310,7 @@ def test_line_search_selects_the_best_validation_acc() -> None:
     whole_grid = [run for value in TRADEOFF_GRID
                   for run in fake_runs("dkm-p", "usps", [0.7], tradeoff=value, val_acc=[0.7])]
     assert str(cell(build("tradeoff", low + whole_grid, vs_paper=True), "λ (DKM^p)",
-                    "USPS")) == "1e-1 (paper 1e+0)"
+                    "USPS")) == "1e-1 (paper 1e+0, whole grid on 1 of 2 seeds)"
     assert str(cell(tradeoffs, "γ (IDEC^np)", "RCV1")) == "1e-4 (paper)"
     assert tradeoffs.attrs["scales"] == "1"
 

@@ -52,8 +52,8 @@ several trade-off values (a line search), the cell uses the value with the
 best mean validation ACC of the method itself, as the paper's protocol does
 (ties go to the smaller value); :func:`selected_tradeoff` exposes that
 choice, :func:`selected_tradeoffs` makes it for every line search in a set
-of records, and the ``tradeoff`` table reports it, with the number of values
-run where a search has not run the whole grid. The mean and the sample
+of records, and the ``tradeoff`` table reports it, saying how far a search
+that has not run the whole grid on each of its seeds has got. The mean and the sample
 standard deviation are shown as ``75.7±1.3`` like the paper, with
 ``(n=3)`` added when a cell has a number of runs other than the paper's 10.
 A cell without records reads "not run", or the caller's reason.

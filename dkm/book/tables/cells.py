@@ -304,13 +304,24 @@ def _line_search_optimum(runs: pd.DataFrame) -> float:
     return selected_tradeoff(runs) if runs["tradeoff"].nunique() > 1 else math.nan
 
 
+def _unfinished_search(runs: pd.DataFrame) -> list[str]:
+    """What a line search has yet to run, in words; empty once each seed has run the whole grid."""
+    grid = len(TRADEOFF_GRID)
+    values = runs["tradeoff"].nunique()
+    if values < grid:
+        return [f"{values} of {grid} values run"]
+    values_per_seed = runs.groupby("seed")["tradeoff"].nunique()
+    whole = int((values_per_seed == grid).sum())
+    return [] if whole == len(values_per_seed) else [
+        f"whole grid on {whole} of {len(values_per_seed)} seeds"]
+
+
 def _tradeoff_cell(chosen: float, reference: float | None, vs_paper: bool, missing: str,
-                   values_run: int) -> Cell:
+                   unfinished: list[str]) -> Cell:
     if not math.isnan(chosen):
         note = _note(
             ([f"paper {_tradeoff_text(reference)}"] if vs_paper and reference is not None else [])
-            + ([f"{values_run} of {len(TRADEOFF_GRID)} values run"]
-               if values_run < len(TRADEOFF_GRID) else [])
+            + unfinished
         )
         return Cell(_tradeoff_text(chosen), note=note)
     if reference is None:
@@ -337,7 +348,7 @@ def _tradeoff_cells(
                 paper.optimal_tradeoff(method, dataset, default=None),
                 vs_paper,
                 _missing_text(spec, dataset, missing_reason),
-                int(runs["tradeoff"].nunique()),
+                _unfinished_search(runs),
             )
             if not math.isnan(chosen):
                 used.append(runs)
