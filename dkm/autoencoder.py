@@ -9,16 +9,26 @@ Architecture (paper, Section 4.3; FIDELITY.md): fully connected encoder
 ``d-500-500-2000-p`` and its mirror image as decoder; ReLU on every hidden
 layer, linear embedding and output layers; Glorot-uniform kernels and zero
 biases; no batch normalisation, dropout or weight decay.
+
+The matrix products run in float32 by default, or in bfloat16
+(``products="bfloat16"``): inputs and weights are rounded to bfloat16 for the
+product, which the kernels accumulate in float32, and its result is cast back
+to float32; weights, biases, activations and the optimiser's state stay
+float32, and gradients reach the float32 weights through the casts.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 import tensorflow as tf
 
 PAPER_HIDDEN_SIZES: tuple[int, ...] = (500, 500, 2000)
+
+Products = Literal["float32", "bfloat16"]
+#: The precisions the matrix products can run in.
+PRODUCTS: tuple[str, ...] = ("float32", "bfloat16")
 
 
 @dataclass(frozen=True)
@@ -108,6 +118,8 @@ class Autoencoder(tf.Module):
         One seed per replica (Glorot initialisation).
     weights : list of numpy.ndarray, optional
         Initial values, e.g. from a pretrained model; overrides ``seeds``.
+    products : {"float32", "bfloat16"}, default="float32"
+        The precision of the matrix products (see the module's docstring).
     """
 
     def __init__(
@@ -115,9 +127,14 @@ class Autoencoder(tf.Module):
         architecture: Architecture,
         seeds: Sequence[int],
         weights: list[np.ndarray] | None = None,
+        products: Products = "float32",
     ) -> None:
         super().__init__(name="autoencoder")
+        if products not in PRODUCTS:
+            raise ValueError(f"products must be one of {', '.join(map(repr, PRODUCTS))}, "
+                             f"got {products!r}")
         self.architecture = architecture
+        self.products = products
         values = weights if weights is not None else glorot_uniform_weights(architecture, seeds)
         expected = 2 * len(architecture.layer_shapes)
         if len(values) != expected:
@@ -134,10 +151,16 @@ class Autoencoder(tf.Module):
 
     def _dense_stack(self, h: tf.Tensor, first: int, last: int, linear_last: bool) -> tf.Tensor:
         for layer in range(first, last):
-            h = tf.matmul(h, self.params[2 * layer]) + self.params[2 * layer + 1]
+            h = self._product(h, self.params[2 * layer]) + self.params[2 * layer + 1]
             if not (linear_last and layer == last - 1):
                 h = tf.nn.relu(h)
         return h
+
+    def _product(self, h: tf.Tensor, kernel: tf.Variable) -> tf.Tensor:
+        if self.products == "float32":
+            return tf.matmul(h, kernel)
+        product = tf.matmul(tf.cast(h, tf.bfloat16), tf.cast(kernel, tf.bfloat16))
+        return tf.cast(product, tf.float32)
 
     def encode(self, x: tf.Tensor) -> tf.Tensor:
         """Embeddings ``h(x)``; ``x`` has shape ``(S, B, d)``, result ``(S, B, p)``."""
@@ -156,7 +179,8 @@ class Autoencoder(tf.Module):
     def one_replica(self) -> "Autoencoder":
         """A new one-replica network of the same architecture (zero weights)."""
         return Autoencoder(self.architecture, [0],
-                           [np.zeros((1, *p.shape[1:]), np.float32) for p in self.params])
+                           [np.zeros((1, *p.shape[1:]), np.float32) for p in self.params],
+                           self.products)
 
     def get_weights(self) -> list[np.ndarray]:
         """Current weights as NumPy arrays (replica axis first)."""

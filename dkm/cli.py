@@ -102,6 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scheduler", default=None, metavar="ADDRESS",
                      help="run the grid's pieces on the Dask scheduler at ADDRESS, or on a "
                           "LocalCluster with 'local' (needs pip install 'dkm[cluster]')")
+    run.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+                     help="precision of the networks' matrix products (default float32); "
+                          "bfloat16 runs are recorded as such, beside the float32 ones, and "
+                          "are faster only on CPUs with bfloat16 instructions (avx512_bf16, "
+                          "AMX) or on a GPU")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     _add_reproducible_option(run)
     run.add_argument("--verbose", action="store_true",
@@ -257,6 +262,10 @@ def _command_run(args: argparse.Namespace) -> int:
     if unknown:
         raise CommandError(f"unknown method {unknown[0]!r}; choose among "
                            f"{', '.join(registry.available_methods())}")
+    if args.precision != "float32" and args.reproducible:
+        raise CommandError(f"--precision {args.precision} needs the instructions that "
+                           "--reproducible caps away (AVX2 has no bfloat16 products); "
+                           "choose one of the two")
     datasets = [load(name, args.data_home, n_clusters=args.n_clusters,
                      label_column=args.label_column)
                 if args.n_clusters or args.label_column else load(name, args.data_home)
@@ -266,6 +275,8 @@ def _command_run(args: argparse.Namespace) -> int:
         deep_kmeans = ", ".join(m.id for m in registry.METHODS.values() if m.family == "dkm")
         raise CommandError(f"--distance applies to the DKM methods only ({deep_kmeans})")
     _start_tensorflow(args)
+    from dkm.methods.common import LoopConfig
+
     client = None
     if args.scheduler:
         from dkm.protocol.cluster import connect
@@ -274,8 +285,9 @@ def _command_run(args: argparse.Namespace) -> int:
     try:
         added = run_grid(datasets, methods, _seeds(args), args.results, scale=args.scale,
                          lambda_search=args.lambda_search, overrides=overrides,
-                         seeds_per_batch=args.seeds_per_batch, progress=not args.quiet,
-                         log=_log(args), client=client)
+                         seeds_per_batch=args.seeds_per_batch,
+                         loop=LoopConfig(progress=False, precision=args.precision),
+                         progress=not args.quiet, log=_log(args), client=client)
     finally:
         if client is not None:
             client.close()

@@ -75,6 +75,17 @@ def _has_gpu() -> bool:
     return bool(tf.config.list_physical_devices("GPU"))
 
 
+def xla_pays(products: str) -> bool:
+    """Whether epochs whose matrix products run in ``products`` compile with XLA.
+
+    Always for float32. For bfloat16, on a GPU only: XLA's CPU backend does not
+    hand bfloat16 products to oneDNN, whose bfloat16 kernels run them about twice
+    as fast as XLA's own on a CPU with native bfloat16 instructions
+    (``benchmarks/probe_bfloat16.py`` measures both).
+    """
+    return products == "float32" or _has_gpu()
+
+
 def default_layout() -> Layout:
     """How a :class:`Trainer` runs its replicas by default: by device.
 

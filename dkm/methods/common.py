@@ -10,10 +10,10 @@ import tensorflow as tf
 from sklearn.cluster import KMeans
 from tqdm.auto import tqdm
 
-from dkm.autoencoder import Architecture, Autoencoder, PAPER_HIDDEN_SIZES
+from dkm.autoencoder import Architecture, Autoencoder, PAPER_HIDDEN_SIZES, Products
 from dkm.checkpoints import PhaseState, RunCheckpoints
 from dkm.training import (
-    DEFAULT_SAMPLER, Adam, BatchSampler, Layout, Objective, SamplerKind, Trainer,
+    DEFAULT_SAMPLER, Adam, BatchSampler, Layout, Objective, SamplerKind, Trainer, xla_pays,
 )
 
 EpochCallback = Callable[[int], "dict[str, np.ndarray] | None"]
@@ -27,7 +27,10 @@ class LoopConfig:
     None: :func:`dkm.training.default_layout`), ``progress`` and
     ``checkpoints`` (where the phases save their state and resume from,
     :class:`dkm.checkpoints.RunCheckpoints`; none by default) change how the
-    loop runs, not what it computes.
+    loop runs, not what it computes. ``precision`` changes what it computes:
+    the precision of the network's matrix products (:class:`dkm.autoencoder.Autoencoder`);
+    the epochs compile with XLA where ``jit_compile`` asks for it and
+    :func:`dkm.training.xla_pays` for the precision.
     """
 
     batch_size: int = 256
@@ -35,6 +38,7 @@ class LoopConfig:
     sampler: SamplerKind = DEFAULT_SAMPLER
     hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES
     jit_compile: bool = True
+    precision: Products = "float32"
     layout: Layout | None = None
     progress: bool = True
     checkpoints: RunCheckpoints | None = field(default=None, compare=False)
@@ -42,11 +46,17 @@ class LoopConfig:
     def architecture(self, input_dim: int, embedding_dim: int) -> Architecture:
         return Architecture(input_dim, embedding_dim, tuple(self.hidden_sizes))
 
+    def autoencoder(self, architecture: Architecture, seeds: Sequence[int],
+                    weights: list[np.ndarray] | None = None) -> Autoencoder:
+        """A network of ``architecture`` whose products run in these settings' precision."""
+        return Autoencoder(architecture, seeds, weights, self.precision)
+
     def trainer(
         self, autoencoder: Autoencoder, objective: Objective, data: tf.Tensor, optimizer: Adam
     ) -> Trainer:
         """A :class:`dkm.training.Trainer` that runs as these settings say."""
-        return Trainer(autoencoder, objective, data, optimizer, self.jit_compile, self.layout)
+        jit_compile = self.jit_compile and xla_pays(autoencoder.products)
+        return Trainer(autoencoder, objective, data, optimizer, jit_compile, self.layout)
 
 
 @dataclass

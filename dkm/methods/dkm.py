@@ -249,6 +249,7 @@ class DeepKMeans(DeepClusteringEstimator):
         random_state=None,
         progress: bool = True,
         jit_compile: bool = True,
+        precision: str = "float32",
         checkpoint_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self._keep_parameters(locals())

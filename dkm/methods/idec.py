@@ -304,6 +304,7 @@ class IDEC(DeepClusteringEstimator):
         random_state=None,
         progress: bool = True,
         jit_compile: bool = True,
+        precision: str = "float32",
         checkpoint_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self._keep_parameters(locals())

@@ -64,7 +64,7 @@ def pretrain(
     loop: LoopConfig = LoopConfig(),
 ) -> Pretrained:
     """Train ``S`` autoencoders (one per seed) on the reconstruction error alone."""
-    autoencoder = Autoencoder(architecture, seeds)
+    autoencoder = loop.autoencoder(architecture, seeds)
     optimizer = Adam(loop.learning_rate)
     trainer = loop.trainer(autoencoder, Reconstruction(), data, optimizer)
     sampler = BatchSampler(int(data.shape[0]), loop.batch_size, seeds, "pretrain", loop.sampler)
@@ -92,8 +92,8 @@ def start_network(
     step count and moments.
     """
     if pretrained is None:
-        return Autoencoder(architecture, seeds), Adam(loop.learning_rate)
-    autoencoder = Autoencoder(architecture, seeds, weights=pretrained.weights)
+        return loop.autoencoder(architecture, seeds), Adam(loop.learning_rate)
+    autoencoder = loop.autoencoder(architecture, seeds, weights=pretrained.weights)
     optimizer = Adam(loop.learning_rate)
     if carry_optimizer_state:
         optimizer.load_state(pretrained.optimizer_state, autoencoder.params)
@@ -129,7 +129,8 @@ def initial_network(
 def pretraining_key(
     X: np.ndarray, architecture: Architecture, epochs: int, loop: LoopConfig
 ) -> str:
-    """SHA-256 naming a pretraining: data, architecture, epochs and loop settings.
+    """SHA-256 naming a pretraining: data, architecture, epochs and loop settings
+    (the products' precision among them).
 
     The data enter through the SHA-256 of their float32 bytes and their shape;
     the seed is not part of the key (one cache file per seed).
@@ -146,6 +147,8 @@ def pretraining_key(
         "sampler": loop.sampler,
         "jit_compile": bool(loop.jit_compile),
     }
+    if loop.precision != "float32":  # float32's keys are those of the caches made before
+        description["precision"] = loop.precision
     return hashlib.sha256(json.dumps(description, sort_keys=True).encode()).hexdigest()
 
 

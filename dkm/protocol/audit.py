@@ -118,7 +118,7 @@ def rerun(record: Mapping[str, Any], dataset: Any) -> dict[str, Any]:
                          f"{data_fingerprint(dataset)}, the record's {params['data_fingerprint']})")
     loop = LoopConfig(batch_size=params["batch_size"], learning_rate=params["learning_rate"],
                       sampler=params["sampler"], hidden_sizes=tuple(params["hidden_sizes"]),
-                      progress=False)
+                      precision=params.get("precision", "float32"), progress=False)
     entry = registry.get(record["method"])
     changed = _changed_fields(record, dataset, loop)
     tradeoff = params.get(entry.tradeoff) if entry.tradeoff else None

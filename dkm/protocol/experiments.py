@@ -112,7 +112,11 @@ def configure(method: str, dataset: Dataset, tradeoff: float | None = None, scal
 
 def run_params(method: str, config: Any, loop: Any, scale: float,
                fingerprint: str) -> dict[str, Any]:
-    """The hyperparameters recorded with a run (and hashed to identify it)."""
+    """The hyperparameters recorded with a run (and hashed to identify it).
+
+    A network's products in bfloat16 are recorded as ``precision``; float32, the
+    default, is not written.
+    """
     entry = registry.get(method)
     params = jsonable(config)
     for name in unrecorded_defaults(config):
@@ -126,6 +130,8 @@ def run_params(method: str, config: Any, loop: Any, scale: float,
         hidden_sizes=list(loop.hidden_sizes), scale=scale, data_fingerprint=fingerprint,
     )
     params.setdefault("distance", "euclidean")
+    if entry.embedding and loop.precision != "float32":  # float32's hashes are the older runs'
+        params["precision"] = loop.precision
     return params
 
 

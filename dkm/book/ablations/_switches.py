@@ -203,6 +203,7 @@ class DeepKMeansAblation(DeepKMeans):
         random_state=None,
         progress: bool = True,
         jit_compile: bool = True,
+        precision: str = "float32",
         checkpoint_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self._keep_parameters(locals())
@@ -366,6 +367,7 @@ class DCNAblation(DCN):
         random_state=None,
         progress: bool = True,
         jit_compile: bool = True,
+        precision: str = "float32",
         checkpoint_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self._keep_parameters(locals())
