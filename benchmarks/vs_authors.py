@@ -13,8 +13,9 @@ authors' code runs from a clone the user gives (``--authors-repo``), through
 
 Settings: ``10 + 20`` is 10 pretraining and 20 fine-tuning epochs (the authors' ``-e 10 -f
 1``: 20 α of one epoch each); ``1 + 1`` is one of each, for which the authors' list of 20 α is
-cut to its first (the one edit of their source beyond the compatibility layer). Each line
-printed names the CPU. Pause other work on the machine while it runs: the figures are wall
+cut to its first (the one edit of their source beyond the compatibility layer). The package's
+products run in float32 or, with ``--precision bfloat16``, in bfloat16 (the authors' code in
+float32 always). Each line printed names the CPU. Pause other work on the machine while it runs: the figures are wall
 times.
 
 The package keeps its compiled epochs on disk (``dkm.compilation``). ``--xla-cache warm``
@@ -82,7 +83,7 @@ def _package_child(job: dict[str, Any]) -> None:
     data = load("usps", job["data_home"])
     DeepKMeans(data.n_clusters, lam=1.0, pretrain_epochs=pretrain,
                schedule=constant(1000.0, finetune), random_state=SEED,
-               progress=False).fit(data.X)
+               progress=False, precision=job["precision"]).fit(data.X)
 
 
 def _run(side: str, job: dict[str, Any], xla_cache: str) -> dict[str, Any]:
@@ -139,6 +140,9 @@ def main() -> None:
     parser.add_argument("--xla-cache", choices=("warm", "cold"), default="warm",
                         help="the package's compiled epochs found on disk (warm: filled by an "
                              "untimed run first) or compiled by every process (cold)")
+    parser.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+                        help="the precision of the package's matrix products (the authors' "
+                             "code runs in float32)")
     parser.add_argument("--json", type=Path, default=None, help="append every run here")
     args = parser.parse_args()
     if not (args.authors_repo / "dkm.py").is_file():
@@ -148,7 +152,7 @@ def main() -> None:
     for name in args.settings or SETTINGS:
         epochs = SETTINGS[name]
         job = {"repo": str(args.authors_repo.resolve()), "data_home": args.data_home,
-               "epochs": epochs}
+               "epochs": epochs, "precision": args.precision}
         runs: dict[str, list[dict[str, Any]]] = {"authors": [], "package": []}
         with tempfile.TemporaryDirectory(prefix="dkm-xla-") as shared:
             if args.xla_cache == "warm":
@@ -160,12 +164,13 @@ def main() -> None:
                           else tempfile.TemporaryDirectory(prefix="dkm-xla-")) as cache:
                         run = _run(side, job, cache)
                     run.update(side=side, setting=name, repeat=repeat, cpu=cpu,
-                               xla_cache=args.xla_cache)
+                               xla_cache=args.xla_cache, precision=args.precision)
                     runs[side].append(run)
                     if args.json is not None:
                         with open(args.json, "a") as out:
                             out.write(json.dumps(run) + "\n")
-        _report(f"{name} epochs, XLA cache {args.xla_cache}", runs, n_samples, cpu)
+        _report(f"{name} epochs, package in {args.precision}, XLA cache {args.xla_cache}",
+                runs, n_samples, cpu)
 
 
 def _report(name: str, runs: dict[str, list[dict[str, Any]]], n_samples: int, cpu: str) -> None:
