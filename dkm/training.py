@@ -244,13 +244,28 @@ class Adam(tf.Module):
         grads: Sequence[tf.Tensor],
         variables: Sequence[tf.Variable],
         active: tf.Tensor | None = None,
+        fused: bool = False,
     ) -> None:
         """One update of every variable from its gradient (inside a graph).
 
         ``active``, a ``(S,)`` boolean tensor, freezes the replicas where it is
-        False: their variables and moments keep their exact values.
+        False: their variables and moments keep their exact values. ``fused``
+        updates each variable with TensorFlow's own Adam kernel
+        (``ResourceApplyAdam``, TensorFlow 1's optimiser, the same rule in one
+        pass over the variable) instead of the element-wise operations, which
+        run one pass each where XLA does not fuse them; not with ``active``.
         """
         t = self.iterations.assign_add(1.0)
+        if fused:
+            if active is not None:
+                raise ValueError("the fused update cannot freeze replicas: give active=None")
+            for grad, var in zip(grads, variables):
+                m, v = self.slots(var)
+                tf.raw_ops.ResourceApplyAdam(
+                    var=var.handle, m=m.handle, v=v.handle, beta1_power=self.beta_1**t,
+                    beta2_power=self.beta_2**t, lr=self.learning_rate, beta1=self.beta_1,
+                    beta2=self.beta_2, epsilon=self.epsilon, grad=grad)
+            return
         scale = self.learning_rate * tf.sqrt(1.0 - self.beta_2**t) / (1.0 - self.beta_1**t)
         for grad, var in zip(grads, variables):
             m, v = self.slots(var)
@@ -432,7 +447,8 @@ class Trainer:
     optimizer : Adam
         Shared with an earlier phase to carry its moments over.
     jit_compile : bool
-        Compile the epoch with XLA (default). Turn off to debug.
+        Compile the epoch with XLA (default). Without it, Adam runs TensorFlow's
+        own fused kernel (:meth:`Adam.apply`).
     layout : {"stacked", "sequential"}, optional
         How the replicas run (see the module's docstring); by default
         :func:`default_layout`, by device. With one replica both are the same.
@@ -460,6 +476,7 @@ class Trainer:
         self.objective = objective
         self.data = data
         self.optimizer = optimizer
+        self.jit_compile = jit_compile
         self._stacked = _StepState(autoencoder, objective, optimizer)
         self.variables = self._stacked.variables
         for var in self.variables:  # create Adam's slots outside the graph
@@ -514,7 +531,9 @@ class Trainer:
             replica_loss = tf.reduce_mean(per_sample, axis=1)
             total = tf.reduce_sum(replica_loss)
         grads = tape.gradient(total, variables)
-        state.optimizer.apply(grads, variables, getattr(state.objective, "active", None))
+        active = getattr(state.objective, "active", None)
+        state.optimizer.apply(grads, variables, active,
+                              fused=not self.jit_compile and active is None)
         state.objective.after_step(x, indices)
         terms = {**terms, EMBEDDING_NORM: tf.norm(h, axis=-1)}
         return replica_loss, [tf.reduce_mean(terms[n], axis=1) for n in self.term_names]

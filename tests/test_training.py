@@ -73,6 +73,22 @@ def test_adam_matches_keras_adam():
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-7)
 
 
+def test_adams_fused_kernel_applies_the_same_rule():
+    rng = np.random.default_rng(1)
+    start = rng.normal(size=(2, 4, 3)).astype(np.float32)
+    grads = [tf.constant(rng.normal(size=(2, 4, 3)).astype(np.float32)) for _ in range(5)]
+    composed, fused = tf.Variable(start), tf.Variable(start)
+    first, second = Adam(1e-3), Adam(1e-3)
+    for g in grads:
+        first.apply([g], [composed])
+        second.apply([g], [fused], fused=True)
+    np.testing.assert_allclose(fused.numpy(), composed.numpy(), rtol=1e-6, atol=1e-7)
+    for slot, other in zip(second.slots(fused), first.slots(composed)):
+        np.testing.assert_allclose(slot.numpy(), other.numpy(), rtol=1e-4)  # m += (g - m)(1 - β)
+    with pytest.raises(ValueError, match="cannot freeze replicas"):
+        second.apply(grads[:1], [fused], active=tf.constant([True, False]), fused=True)
+
+
 def _pretraining_run(seeds, epochs=3, learning_rate=1e-3):
     rng = np.random.default_rng(0)  # rank-3 data: a 3-d embedding can reconstruct it
     x = (rng.normal(size=(200, 3)) @ rng.normal(size=(3, 8))).astype(np.float32)
