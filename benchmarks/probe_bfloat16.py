@@ -8,7 +8,8 @@ Prints one JSON object per line, each naming the CPU:
 * ``{"kind": "phase", ...}``: samples/s of the package's training loop (USPS-sized network,
   batch 256, stacked layout) in each training phase of DKM (pretraining's reconstruction, DKM's
   loss at α = 1000), with the products in float32 and in bfloat16 (the package's
-  ``precision``), each with XLA and without.
+  ``precision``), each with XLA and without, each in a process of its own (XLA's and oneDNN's
+  thread pools, once started, slow each other down).
 
     python benchmarks/probe_bfloat16.py [--phase pretraining dkm] [--replicas 1] [--steps 20]
 """
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 
 import numpy as np
 import tensorflow as tf
@@ -62,12 +65,19 @@ def main() -> None:
         for phase in args.phase:
             for products in PRODUCTS:
                 for jit_compile in (True, False):
-                    rate = phase_samples_per_s(phase, products, jit_compile, replicas, args.steps)
+                    job = [phase, products, str(jit_compile), str(replicas), str(args.steps)]
+                    rate = float(subprocess.run([sys.executable, __file__, "--child", *job],
+                                                check=True, capture_output=True,
+                                                text=True).stdout.split()[-1])
                     print(json.dumps({"kind": "phase", "cpu": cpu, "phase": phase,
                                       "precision": products, "xla": jit_compile,
                                       "replicas": replicas, "samples_per_s": round(rate)}),
                           flush=True)
 
-
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 7 and sys.argv[1] == "--child":
+        phase, products, jit_compile, replicas, steps = sys.argv[2:]
+        print(phase_samples_per_s(phase, products, jit_compile == "True", int(replicas),
+                                  int(steps)))
+    else:
+        main()
