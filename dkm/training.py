@@ -592,11 +592,13 @@ class Trainer:
         )
 
 
-def embed(autoencoder: Autoencoder, data: tf.Tensor, chunk_size: int = 8192) -> np.ndarray:
+def embed(autoencoder: Autoencoder, data: tf.Tensor, chunk_size: int = 1024) -> np.ndarray:
     """Embeddings of every point for every replica, ``(S, N, p)``.
 
-    The data are encoded in chunks so that the hidden layers of a large
-    dataset never sit in memory at once.
+    The data are encoded in chunks of ``chunk_size`` points, so that the
+    hidden layers of a whole dataset never sit in memory at once (a chunk's
+    widest layer, 2000 wide: 8 MB per replica). A point's embedding does not
+    depend on the chunk it is encoded in.
     """
     chunks = [
         autoencoder.encode_all(data[start:start + chunk_size]).numpy()
