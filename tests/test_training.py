@@ -207,3 +207,13 @@ def test_the_sequential_layout_needs_the_objectives_per_replica_state():
     with pytest.raises(ValueError, match=r"Unlisted trains \['scale:0'\] but does not list"):
         Trainer(autoencoder, Unlisted(), data, Adam(), layout="sequential")
     Trainer(autoencoder, Unlisted(), data, Adam(), layout="stacked")  # stacked needs no names
+
+
+@pytest.mark.parametrize("products", ["float32", "bfloat16"])
+def test_a_points_embedding_does_not_depend_on_its_chunk(products):
+    architecture = Architecture(64, 10, (32, 32, 64))
+    data = tf.constant(np.random.default_rng(2).uniform(0, 1, (300, 64)), tf.float32)
+    autoencoder = Autoencoder(architecture, [1, 2], products=products)
+    whole = embed(autoencoder, data)
+    np.testing.assert_array_equal(embed(autoencoder, data, chunk_size=7), whole)
+    assert whole.shape == (2, 300, 10)
