@@ -197,8 +197,10 @@ def _report(name: str, runs: dict[str, list[dict[str, Any]]], n_samples: int, cp
             pairwise(value, higher)
         if authors is None or package is None:
             continue
-        print(f"| {label} | {authors:,.1f} | {package:,.1f} | {ratio:.2f}× "
-              f"{'faster' if label.endswith(('samples/s', ', s')) else 'less'} |")
+        better, worse = ("faster", "slower") if label.endswith(("samples/s", ", s")) \
+            else ("less", "more")
+        print(f"| {label} | {authors:,.1f} | {package:,.1f} | "
+              + (f"{ratio:.2f}× {better} |" if ratio >= 1 else f"{1 / ratio:.2f}× {worse} |"))
 
 
 if __name__ == "__main__":
