@@ -244,6 +244,30 @@ def test_cli_errors_are_one_line_and_non_zero_before_tensorflow_starts(tmp_path,
     assert "Traceback" not in completed.stderr
 
 
+def test_cli_starts_tensorflow_without_keras(tmp_path):
+    script = ("import sys\nfrom dkm.cli import main\nstatus = main(sys.argv[1:])\n"
+              "print(status, 'tensorflow' in sys.modules, 'keras' in sys.modules)")
+    completed = subprocess.run(
+        [sys.executable, "-c", script, "run", "--dataset", "digits", "--method", "km", "--seeds",
+         "1", "--results", str(tmp_path / "runs.jsonl"), "--quiet"],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={**{k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"},
+             "PYTHONPATH": str(REPO_ROOT)})
+    assert completed.stdout.split()[-3:] == ["0", "True", "False"], completed.stderr
+
+
+def test_a_users_keras_setting_is_kept(monkeypatch):
+    from dkm import cli as command_line
+
+    monkeypatch.delitem(sys.modules, "tensorflow")  # as before TensorFlow starts
+    monkeypatch.setenv("TF_USE_LEGACY_KERAS", "0")
+    command_line._start_tensorflow_without_keras()
+    assert os.environ["TF_USE_LEGACY_KERAS"] == "0"
+    monkeypatch.delenv("TF_USE_LEGACY_KERAS")
+    command_line._start_tensorflow_without_keras()
+    assert os.environ["TF_USE_LEGACY_KERAS"] == "1"
+
+
 def test_cli_run_then_report(tmp_path, cli):
     store = tmp_path / "runs.jsonl"
     completed = cli("run", "--dataset", "digits", "--method", "km", "--method", "ae-km",
