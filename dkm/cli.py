@@ -105,8 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
                      help="precision of the networks' matrix products (default float32); "
                           "bfloat16 runs are recorded as such, beside the float32 ones, and "
-                          "are faster only on CPUs with bfloat16 instructions (avx512_bf16, "
-                          "AMX) or on a GPU")
+                          "are faster only where the hardware multiplies bfloat16 natively "
+                          "(CPUs with avx512_bf16 or AMX)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     _add_reproducible_option(run)
     run.add_argument("--verbose", action="store_true",

@@ -79,9 +79,9 @@ def xla_pays(products: str) -> bool:
     """Whether epochs whose matrix products run in ``products`` compile with XLA.
 
     Always for float32. For bfloat16, on a GPU only: XLA's CPU backend does not
-    hand bfloat16 products to oneDNN, whose bfloat16 kernels run them about twice
-    as fast as XLA's own on a CPU with native bfloat16 instructions
-    (``benchmarks/probe_bfloat16.py`` measures both).
+    hand bfloat16 products to oneDNN, TensorFlow's own CPU kernels, which have
+    bfloat16 kernels for CPUs with bfloat16 instructions
+    (``benchmarks/probe_bfloat16.py`` measures both ways, phase by phase).
     """
     return products == "float32" or _has_gpu()
 

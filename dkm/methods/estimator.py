@@ -75,8 +75,8 @@ LOOP_PARAMETERS_DOC = """\
         Precision of the network's matrix products, in training and in
         ``transform`` and ``predict``; weights, Adam's state and the
         clustering stay float32 (:class:`dkm.autoencoder.Autoencoder`).
-        bfloat16 is faster on CPUs with native bfloat16 instructions
-        (``avx512_bf16``, AMX) and on GPUs, and gives other numbers.
+        bfloat16 gives other numbers, and is faster only where the hardware
+        multiplies bfloat16 natively (CPUs with ``avx512_bf16`` or AMX).
     checkpoint_dir : str or path-like, optional
         Where :meth:`fit` saves its training state, every five minutes and at
         the end of each phase (:mod:`dkm.checkpoints`). Called again after an
