@@ -20,6 +20,7 @@ from dkm.book.analysis import (
     standin_cluster_loss, standin_precision_effect, standin_ratio_range, standin_rescaling_effect,
     standin_rows, standin_runs, standin_same_errors, standin_spread, standin_throughput,
     standin_tradeoff_points, standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given,
+    precision_effect,
 )
 from dkm.protocol import paper
 from dkm.protocol.results import new_record, records_to_dataframe
@@ -218,6 +219,20 @@ def test_variant_effect_pairs_each_model_by_seed_across_the_two_files():
     assert table.loc["KM", "difference"] == pytest.approx(1.5)
     assert table.loc["KM", "usps"] == pytest.approx(67.5)
     assert table.loc["DKM^p", "n"] == 0 and math.isnan(table.loc["DKM^p", "difference"])
+
+
+def test_precision_effect_pairs_each_model_by_seed_across_the_two_stores():
+    reference = _runs("usps", "dkm-p", [0.70, 0.80, 0.75, 0.60], lam=1.0)
+    other = _runs("usps", "dkm-p", [0.72, 0.79, 0.77], lam=1.0)  # three of the four seeds
+    for record in other:
+        record["params"]["precision"] = "bfloat16"
+    table = precision_effect(reference, other, "usps", ["DKM^p", "DKM^a"], metrics=["acc"])
+    row = table.set_index("model").loc["DKM^p"]
+    assert row["n"] == 3 and row["reference"] == pytest.approx(75.0)
+    assert row["difference"] == pytest.approx(1.0) and row["low"] < 1.0 < row["high"]
+    assert row["reference_sd"] == pytest.approx(5.0) and row["within_spread"]
+    missing = table.set_index("model").loc["DKM^a"]
+    assert missing["n"] == 0 and not missing["within_spread"]
 
 
 def test_claims_table_has_a_row_per_claim_and_dataset_with_n_paper_ours_and_a_symbol():
