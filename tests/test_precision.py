@@ -14,7 +14,7 @@ from dkm.methods.common import LoopConfig
 from dkm.methods.dkm import DeepKMeans
 from dkm.methods.pretraining import pretraining_key
 from dkm.protocol.experiments import configure, data_fingerprint, run_params, run_seeds
-from dkm.training import xla_pays
+from dkm.training import Adam, Reconstruction, xla_pays
 
 TINY = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
 BFLOAT16 = dataclasses.replace(TINY, precision="bfloat16")
@@ -47,6 +47,13 @@ def test_an_unknown_precision_is_refused():
 def test_bfloat16_epochs_run_on_tensorflows_kernels_on_a_cpu():
     assert xla_pays("float32")
     assert xla_pays("bfloat16") == bool(tf.config.list_physical_devices("GPU"))
+    architecture = Architecture(8, 2, (4,))
+    data = tf.constant(np.zeros((10, 8), np.float32))
+    for loop in (TINY, BFLOAT16):
+        network = loop.autoencoder(architecture, [0])
+        trainer = loop.trainer(network, Reconstruction(), data, Adam())
+        assert network.products == loop.precision
+        assert trainer.jit_compile == xla_pays(loop.precision)
 
 
 def test_a_bfloat16_estimator_embeds_as_it_trained_and_differs_from_float32(digits):
