@@ -113,16 +113,18 @@ def objective_for(phase: str, autoencoder: Autoencoder, data: tf.Tensor, shape: 
 
 
 def time_phase(shape: str, phase: str, replicas: int, steps: int, repeats: int,
-               optimizer: str = "adam", layout: str = "stacked") -> dict:
-    """Best seconds per step of ``phase`` with ``replicas`` replicas run in ``layout``."""
+               optimizer: str = "adam", layout: str = "stacked", products: str = "float32",
+               jit_compile: bool = True) -> dict:
+    """Best seconds per step of ``phase`` with ``replicas`` replicas run in ``layout``, the
+    products in ``products`` (:class:`dkm.autoencoder.Autoencoder`), XLA-compiled or not."""
     stats = PAPER_STATISTICS[shape]
     n, d, k = stats["samples"], stats["dimensions"], stats["classes"]
     seeds = list(range(replicas))
     data = tf.constant(np.random.default_rng(0).uniform(-1, 1, (n, d)), tf.float32)
     architecture = Architecture(d, k)
-    autoencoder = Autoencoder(architecture, seeds)
+    autoencoder = Autoencoder(architecture, seeds, products=products)
     trainer = Trainer(autoencoder, objective_for(phase, autoencoder, data, shape, seeds), data,
-                      OPTIMIZERS[optimizer](), layout=layout)
+                      OPTIMIZERS[optimizer](), jit_compile=jit_compile, layout=layout)
     sampler = BatchSampler(n, BATCH, seeds, "finetune")
     if phase == "idec":  # a window holding exactly one target update
         steps = idec_update_interval(shape, n)

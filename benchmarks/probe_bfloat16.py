@@ -20,30 +20,15 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import tensorflow as tf
 
+from dkm.autoencoder import PRODUCTS
 from dkm.protocol.provenance import cpu_identity
-from dkm.autoencoder import PRODUCTS, Architecture, Autoencoder
-from dkm.data import PAPER_STATISTICS
-from dkm.training import Adam, BatchSampler, Trainer
 
 # sibling scripts: benchmarks/ is on the path
-from bench_speed import BATCH, best_seconds, matmul_gflops, objective_for
+from bench_speed import matmul_gflops, time_phase
 
-
-def phase_samples_per_s(phase: str, products: str, jit_compile: bool, replicas: int,
-                        steps: int) -> float:
-    stats = PAPER_STATISTICS["usps"]
-    n, d, k = stats["samples"], stats["dimensions"], stats["classes"]
-    seeds = list(range(replicas))
-    data = tf.constant(np.random.default_rng(0).uniform(-1, 1, (n, d)), tf.float32)
-    autoencoder = Autoencoder(Architecture(d, k), seeds, products=products)
-    trainer = Trainer(autoencoder, objective_for(phase, autoencoder, data, "usps", seeds), data,
-                      Adam(), jit_compile=jit_compile, layout="stacked")
-    sampler = BatchSampler(n, BATCH, seeds, "finetune")
-    seconds = best_seconds(lambda: trainer.run_epoch(sampler.next_epoch()[:, :steps]), 3)
-    return replicas * BATCH * steps / seconds
+REPEATS = 3
 
 
 def main() -> None:
@@ -77,7 +62,7 @@ def main() -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 7 and sys.argv[1] == "--child":
         phase, products, jit_compile, replicas, steps = sys.argv[2:]
-        print(phase_samples_per_s(phase, products, jit_compile == "True", int(replicas),
-                                  int(steps)))
+        print(time_phase("usps", phase, int(replicas), int(steps), REPEATS, products=products,
+                         jit_compile=jit_compile == "True")["samples_per_s"])
     else:
         main()
