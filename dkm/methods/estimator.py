@@ -25,7 +25,7 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dkm.autoencoder import PRODUCTS, Architecture, Autoencoder
+from dkm.autoencoder import PRODUCTS
 from dkm.checkpoints import RunCheckpoints, code_version, run_key
 from dkm.losses import get_distance
 from dkm.methods.common import LoopConfig, MethodResult, nearest_center
@@ -434,14 +434,10 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         return self._train(X, [int(s) for s in seeds], checkpoints, layout)
 
     def _embed(self, X: np.ndarray) -> np.ndarray:
-        architecture = Architecture(
-            self.n_features_in_,
-            self.cluster_centers_.shape[1],
-            tuple(self.hidden_sizes),
-        )
+        loop = self._loop()
+        architecture = loop.architecture(self.n_features_in_, self.cluster_centers_.shape[1])
         weights = [w[None] for w in self.autoencoder_weights_]
-        autoencoder = Autoencoder(architecture, [self.seed_], weights, self.precision)
-        return embed(autoencoder, tf.constant(X))
+        return embed(loop.autoencoder(architecture, [self.seed_], weights), tf.constant(X))
 
     def transform(self, X) -> np.ndarray:
         """Embeddings ``h(x)`` of ``X``, shape ``(n_samples, embedding_dim)``."""
