@@ -15,8 +15,8 @@ Settings: ``10 + 20`` is 10 pretraining and 20 fine-tuning epochs (the authors' 
 1``: 20 α of one epoch each); ``1 + 1`` is one of each, for which the authors' list of 20 α is
 cut to its first (the one edit of their source beyond the compatibility layer). The package's
 products run in float32 or, with ``--precision bfloat16``, in bfloat16 (the authors' code in
-float32 always). Each line printed names the CPU. Pause other work on the machine while it runs: the figures are wall
-times.
+float32 always). Each line printed names the CPU. Pause other work on the machine while it
+runs: the figures are wall times.
 
 The package keeps its compiled epochs on disk (``dkm.compilation``). ``--xla-cache warm``
 (the default) gives the package's processes a fresh cache folder that one untimed run fills
