@@ -173,6 +173,22 @@ def test_fit_starts_from_a_given_pretraining_without_computing_one(small_digits,
     np.testing.assert_array_equal(model.labels_, computed.labels_)
     np.testing.assert_array_equal(model.history_["pretrain_loss"],
                                   computed.history_["pretrain_loss"])
+    for given, trained_here in zip(model.autoencoder_weights_, computed.autoencoder_weights_):
+        np.testing.assert_array_equal(given, trained_here)  # Adam's moments carried alike
+
+
+def test_idec_fine_tunes_a_pretraining_computed_or_given_alike(small_digits, shared_pretraining):
+    # IDEC starts its fine-tuning with a fresh Adam, whether it pretrained the network itself
+    from dkm import IDEC
+
+    X, _ = small_digits
+    settings = dict(n_clusters=5, random_state=4, epochs=2, update_interval=1,
+                    **{k: v for k, v in TINY.items() if k != "schedule"})
+    computed = IDEC(**settings).fit(X)
+    given = IDEC(pretrained=_replica(shared_pretraining, 1), **settings).fit(X)
+    np.testing.assert_array_equal(given.labels_, computed.labels_)
+    for a, b in zip(given.autoencoder_weights_, computed.autoencoder_weights_):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_fit_seeds_trains_a_replica_per_seed_and_leaves_the_estimator_unfitted(

@@ -64,17 +64,29 @@ def pretrain(
     loop: LoopConfig = LoopConfig(),
 ) -> Pretrained:
     """Train ``S`` autoencoders (one per seed) on the reconstruction error alone."""
+    autoencoder, optimizer, history = _pretrained_network(data, architecture, seeds, epochs, loop)
+    return Pretrained(
+        weights=autoencoder.get_weights(),
+        optimizer_state=optimizer.state(autoencoder.params),
+        history=history,
+    )
+
+
+def _pretrained_network(
+    data: tf.Tensor,
+    architecture: Architecture,
+    seeds: Sequence[int],
+    epochs: int,
+    loop: LoopConfig,
+) -> tuple[Autoencoder, Adam, dict[str, np.ndarray]]:
+    """:func:`pretrain`'s network and optimiser as they end, with its curves."""
     autoencoder = loop.autoencoder(architecture, seeds)
     optimizer = Adam(loop.learning_rate)
     trainer = loop.trainer(autoencoder, Reconstruction(), data, optimizer)
     sampler = BatchSampler(int(data.shape[0]), loop.batch_size, seeds, "pretrain", loop.sampler)
     history = run_epochs(trainer, sampler, epochs, description="pretraining",
                          progress=loop.progress, checkpoints=loop.checkpoints)
-    return Pretrained(
-        weights=autoencoder.get_weights(),
-        optimizer_state=optimizer.state(autoencoder.params),
-        history=history,
-    )
+    return autoencoder, optimizer, history
 
 
 def start_network(
@@ -111,18 +123,25 @@ def initial_network(
 ) -> tuple[Autoencoder, Adam, dict[str, np.ndarray]]:
     """The network, optimiser and pretraining curves a method starts from.
 
-    With ``pretrain_epochs > 0`` the network is ``pretrained`` (computed here
-    when None); with 0 it is a fresh Glorot-initialised network. The
-    pretraining curves come back prefixed with ``"pretrain_"``.
+    With ``pretrain_epochs > 0`` the network is ``pretrained``; when None, the
+    network pretrained here goes on as it is, no copy of its weights and
+    moments made (the same values as starting from :func:`pretrain`'s result).
+    With 0 it is a fresh Glorot-initialised network. The pretraining curves
+    come back prefixed with ``"pretrain_"``.
     """
     if not pretrain_epochs:
         return *start_network(architecture, seeds, loop, None), {}
     if pretrained is None:
-        pretrained = pretrain(data, architecture, seeds, pretrain_epochs, loop)
-    autoencoder, optimizer = start_network(
-        architecture, seeds, loop, pretrained, carry_optimizer_state
-    )
-    history = {f"pretrain_{name}": values for name, values in pretrained.history.items()}
+        autoencoder, optimizer, history = _pretrained_network(
+            data, architecture, seeds, pretrain_epochs, loop)
+        if not carry_optimizer_state:
+            optimizer = Adam(loop.learning_rate)
+    else:
+        autoencoder, optimizer = start_network(
+            architecture, seeds, loop, pretrained, carry_optimizer_state
+        )
+        history = pretrained.history
+    history = {f"pretrain_{name}": values for name, values in history.items()}
     return autoencoder, optimizer, history
 
 
