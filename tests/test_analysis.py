@@ -20,7 +20,7 @@ from dkm.book.analysis import (
     standin_cluster_loss, standin_precision_effect, standin_ratio_range, standin_rescaling_effect,
     standin_rows, standin_runs, standin_same_errors, standin_spread, standin_throughput,
     standin_tradeoff_points, standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given,
-    precision_effect,
+    precision_effect, seed_differences,
 )
 from dkm.protocol import paper
 from dkm.protocol.results import new_record, records_to_dataframe
@@ -233,6 +233,10 @@ def test_precision_effect_pairs_each_model_by_seed_across_the_two_stores():
     assert row["reference_sd"] == pytest.approx(5.0) and row["within_spread"]
     missing = table.set_index("model").loc["DKM^a"]
     assert missing["n"] == 0 and not missing["within_spread"]
+    gaps = seed_differences(reference, other, "usps", "DKM^p")
+    assert gaps.round(6).to_dict() == {SEEDS[0]: 2.0, SEEDS[1]: -1.0, SEEDS[2]: 2.0}
+    assert gaps.index.is_monotonic_increasing
+    assert gaps.mean() == pytest.approx(row["difference"])
 
 
 def test_claims_table_has_a_row_per_claim_and_dataset_with_n_paper_ours_and_a_symbol():

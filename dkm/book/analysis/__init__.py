@@ -41,7 +41,7 @@ each dataset and method has run (:func:`missing_seeds`, :func:`missing_search_se
 still missing), and :func:`progress` a dataset's runs against
 the protocol's; :func:`on_paper_dataset` and :func:`variant_effect` show a data
 variant's runs and what the variant changes, :func:`precision_effect` what the products'
-precision changes; :func:`check_runs`,
+precision changes (:func:`seed_differences` seed by seed); :func:`check_runs`,
 :func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
 check scripts, :func:`rerun_gaps` compares reruns with the records they
 repeat, :func:`repeated_runs` finds the configurations recorded twice,
@@ -98,7 +98,9 @@ from dkm.book.analysis._line_search import (
     seeds_with_whole_grid,
     stored_search,
 )
-from dkm.book.analysis._precision import PRECISION_EFFECT_COLUMNS, precision_effect
+from dkm.book.analysis._precision import (
+    PRECISION_EFFECT_COLUMNS, precision_effect, seed_differences,
+)
 from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
 from dkm.book.analysis._standin import (
     STANDIN_OUTPUTS,
@@ -133,4 +135,4 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",
            "standin_tradeoff_table", "standin_cluster_loss", "STANDIN_OUTPUTS",
            "standin_rows", "rerun_gaps", "authors_code_comparison", "AUTHORS_CODE_COLUMNS", "search_scores",
-           "precision_effect", "PRECISION_EFFECT_COLUMNS"]
+           "precision_effect", "seed_differences", "PRECISION_EFFECT_COLUMNS"]

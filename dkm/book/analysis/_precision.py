@@ -57,3 +57,28 @@ def precision_effect(reference: Iterable[Mapping[str, Any]], other: Iterable[Map
                          "difference": mean, "low": low, "high": high,
                          "within_spread": bool(abs(mean) <= spread)})
     return pd.DataFrame(rows, columns=PRECISION_EFFECT_COLUMNS)
+
+
+def seed_differences(reference: Iterable[Mapping[str, Any]], other: Iterable[Mapping[str, Any]],
+                     dataset: str, model: str, metric: str = "acc") -> pd.Series:
+    """``other − reference``, seed by seed: the differences :func:`precision_effect` averages.
+
+    Parameters
+    ----------
+    reference, other : iterable of dict
+        The float32 records and the other precision's.
+    dataset : str
+        The dataset id as the records name it.
+    model : str
+        The paper's label of the model.
+    metric : {"acc", "nmi", "ari"}
+
+    Returns
+    -------
+    pandas.Series
+        Test-score differences in points, indexed by the seeds both stores have, sorted.
+    """
+    first = records_to_dataframe(list(reference)).drop_duplicates("config_hash", keep="last")
+    second = records_to_dataframe(list(other)).drop_duplicates("config_hash", keep="last")
+    return (seed_scores(second, model, dataset, metric)
+            - seed_scores(first, model, dataset, metric)).dropna()
