@@ -15,7 +15,11 @@ Settings: ``10 + 20`` is 10 pretraining and 20 fine-tuning epochs (the authors' 
 1``: 20 α of one epoch each); ``1 + 1`` is one of each, for which the authors' list of 20 α is
 cut to its first (the one edit of their source beyond the compatibility layer). The package's
 products run in float32 or, with ``--precision bfloat16``, in bfloat16 (the authors' code in
-float32 always). Each line printed names the CPU. Pause other work on the machine while it
+float32 always). Both processes start TensorFlow without Keras, as ``python -m dkm`` does
+(``TF_USE_LEGACY_KERAS=1`` where ``tf_keras`` is not installed; a value of the caller's is
+kept): neither program uses Keras (the authors' ``tf.layers.dense`` is the compatibility
+layer's), and TensorFlow's eager import of it costs each about 5 s and 130 MB. Each line
+printed names the CPU. Pause other work on the machine while it
 runs: the figures are wall times.
 
 The package keeps its compiled epochs on disk (``dkm.compilation``). ``--xla-cache warm``
@@ -39,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +98,8 @@ def _run(side: str, job: dict[str, Any], xla_cache: str) -> dict[str, Any]:
     """
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "DKM_XLA_CACHE": xla_cache}
     env.pop("TF_XLA_FLAGS", None)
+    if find_spec("tf_keras") is None:
+        env.setdefault("TF_USE_LEGACY_KERAS", "1")
     start = time.perf_counter()
     child = subprocess.Popen([sys.executable, __file__, "--child", side, json.dumps(job)],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -117,7 +124,8 @@ def _run(side: str, job: dict[str, Any], xla_cache: str) -> dict[str, Any]:
     if side == "authors":  # lines as epochs and α start: the last α ends with the output
         marks["finetune"].append(now)
         marks = {phase: times[1:] for phase, times in marks.items()}  # starts -> ends
-    return {"wall_s": wall, "peak_mb": usage.ru_maxrss / 1024, "marks": marks}
+    return {"wall_s": wall, "peak_mb": usage.ru_maxrss / 1024, "marks": marks,
+            "TF_USE_LEGACY_KERAS": env.get("TF_USE_LEGACY_KERAS")}
 
 
 def _warm_rate(marks: list[float], n_samples: int) -> float | None:
