@@ -38,7 +38,6 @@ import argparse
 import contextlib
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -91,12 +90,15 @@ def _package_child(job: dict[str, Any]) -> None:
                progress=False, precision=job["precision"]).fit(data.X)
 
 
-def _run(side: str, job: dict[str, Any], xla_cache: str) -> dict[str, Any]:
+def run_process(side: str, job: dict[str, Any], xla_cache: str,
+                extra_env: dict[str, str] | None = None) -> dict[str, Any]:
     """One process: its wall time, peak memory, and the times its output marks epochs by.
 
-    ``xla_cache`` is the package's compilation cache folder.
+    ``side`` is ``"authors"`` or ``"package"``; ``xla_cache`` is the package's
+    compilation cache folder; ``extra_env`` is set on top of this process's
+    environment.
     """
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "DKM_XLA_CACHE": xla_cache}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "DKM_XLA_CACHE": xla_cache, **(extra_env or {})}
     env.pop("TF_XLA_FLAGS", None)
     if find_spec("tf_keras") is None:
         env.setdefault("TF_USE_LEGACY_KERAS", "1")
@@ -126,12 +128,6 @@ def _run(side: str, job: dict[str, Any], xla_cache: str) -> dict[str, Any]:
         marks = {phase: times[1:] for phase, times in marks.items()}  # starts -> ends
     return {"wall_s": wall, "peak_mb": usage.ru_maxrss / 1024, "marks": marks,
             "TF_USE_LEGACY_KERAS": env.get("TF_USE_LEGACY_KERAS")}
-
-
-def _warm_rate(marks: list[float], n_samples: int) -> float | None:
-    """Samples per second of the warm epochs (after the first) of a phase."""
-    gaps = [b - a for a, b in zip(marks, marks[1:])]
-    return n_samples / statistics.median(gaps) if gaps else None
 
 
 def main() -> None:
@@ -164,51 +160,33 @@ def main() -> None:
         runs: dict[str, list[dict[str, Any]]] = {"authors": [], "package": []}
         with tempfile.TemporaryDirectory(prefix="dkm-xla-") as shared:
             if args.xla_cache == "warm":
-                _run("package", job, shared)  # untimed: fills the cache
+                run_process("package", job, shared)  # untimed: fills the cache
             for repeat in range(args.repeats):
                 for side in (("authors", "package") if repeat % 2 == 0
                              else ("package", "authors")):
                     with (contextlib.nullcontext(shared) if args.xla_cache == "warm"
                           else tempfile.TemporaryDirectory(prefix="dkm-xla-")) as cache:
-                        run = _run(side, job, cache)
+                        run = run_process(side, job, cache)
                     run.update(side=side, setting=name, repeat=repeat, cpu=cpu,
                                xla_cache=args.xla_cache, precision=args.precision)
                     runs[side].append(run)
                     if args.json is not None:
                         with open(args.json, "a") as out:
                             out.write(json.dumps(run) + "\n")
-        _report(f"{name} epochs, package in {args.precision}, XLA cache {args.xla_cache}",
-                runs, n_samples, cpu)
+        report(f"USPS DKM^p {name} epochs, package in {args.precision}, XLA cache "
+               f"{args.xla_cache}, seed {SEED}", runs, n_samples, cpu)
 
 
-def _report(name: str, runs: dict[str, list[dict[str, Any]]], n_samples: int, cpu: str) -> None:
-    def median(side: str, value) -> float | None:
-        values = [v for v in map(value, runs[side]) if v is not None]
-        return statistics.median(values) if values else None
+def report(title: str, runs: dict[str, list[dict[str, Any]]], n_samples: int, cpu: str) -> None:
+    """Print :func:`dkm.book.analysis.side_by_side` of two sides' runs (the first is the
+    yardstick) as a Markdown table."""
+    from dkm.book.analysis import side_by_side
 
-    def pairwise(value, higher_is_better: bool) -> float | None:
-        ratios = [(p / a if higher_is_better else a / p)
-                  for a, p in zip(map(value, runs["authors"]), map(value, runs["package"]))
-                  if a and p]
-        return statistics.median(ratios) if ratios else None
-
-    rows = [("warm pretraining epoch, samples/s",
-             lambda r: _warm_rate(r["marks"]["pretrain"], n_samples), True),
-            ("warm fine-tuning epoch, samples/s",
-             lambda r: _warm_rate(r["marks"]["finetune"], n_samples), True),
-            ("whole process, s", lambda r: r["wall_s"], False),
-            ("peak memory, MB", lambda r: r["peak_mb"], False)]
-    print(f"\n{cpu}: USPS DKM^p {name}, seed {SEED}, {len(runs['authors'])} runs a side")
-    print("| | authors | package | package is (median of pairs) |\n|---|---|---|---|")
-    for label, value, higher in rows:
-        authors, package, ratio = median("authors", value), median("package", value), \
-            pairwise(value, higher)
-        if authors is None or package is None:
-            continue
-        better, worse = ("faster", "slower") if label.endswith(("samples/s", ", s")) \
-            else ("less", "more")
-        print(f"| {label} | {authors:,.1f} | {package:,.1f} | "
-              + (f"{ratio:.2f}× {better} |" if ratio >= 1 else f"{1 / ratio:.2f}× {worse} |"))
+    first, second = runs
+    print(f"\n{cpu}: {title}, {len(runs[first])} runs a side")
+    print(f"| | {first} | {second} | {second} is (median of pairs) |\n|---|---|---|---|")
+    for measure, row in side_by_side(runs, n_samples).iterrows():
+        print(f"| {measure} | {row[first]:,.1f} | {row[second]:,.1f} | {row['reads']} |")
 
 
 if __name__ == "__main__":

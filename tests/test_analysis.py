@@ -20,7 +20,7 @@ from dkm.book.analysis import (
     standin_cluster_loss, standin_precision_effect, standin_ratio_range, standin_rescaling_effect,
     standin_rows, standin_runs, standin_same_errors, standin_spread, standin_throughput,
     standin_tradeoff_points, standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given,
-    precision_effect, seed_differences,
+    precision_effect, reproducible_fits, seed_differences, side_by_side, warm_rate,
 )
 from dkm.protocol import paper
 from dkm.protocol.results import new_record, records_to_dataframe
@@ -786,3 +786,46 @@ def test_a_stored_search_reads_its_store_and_counts_the_seeds_with_the_whole_gri
     missing = analysis.stored_search(tmp_path / "absent.jsonl", "usps", ["dkm-p"])
     assert missing[0].empty and missing[1] == []
     assert analysis.seeds_with_whole_grid(missing[1], "usps", "dkm-p") == 0
+
+
+def test_side_by_side_takes_medians_and_the_median_of_the_pairs_ratios():
+    def run(wall, peak, pretrain_gap, finetune_gaps):
+        return {"wall_s": wall, "peak_mb": peak,
+                "marks": {"pretrain": [0.0, pretrain_gap, 2 * pretrain_gap],
+                          "finetune": [10.0, *(10.0 + sum(finetune_gaps[:i + 1])
+                                               for i in range(len(finetune_gaps)))]}}
+    runs = {"authors": [run(50.0, 900, 1.0, [1.0]), run(40.0, 800, 2.0, [1.0])],
+            "package": [run(25.0, 1000, 0.5, [2.0]), run(40.0, 800, 1.0, [0.5])]}
+    table = side_by_side(runs, n_samples=100)
+    assert table.loc["warm pretraining epoch, samples/s", "authors"] == pytest.approx(75.0)
+    assert table.loc["warm pretraining epoch, samples/s", "ratio"] == pytest.approx(2.0)
+    assert table.loc["warm fine-tuning epoch, samples/s", "ratio"] == pytest.approx(1.25)
+    assert table.loc["whole process, s", "ratio"] == pytest.approx(1.5)  # (2 + 1) / 2
+    assert table.loc["peak memory, MB", "ratio"] == pytest.approx((0.9 + 1.0) / 2)
+    assert table.loc["peak memory, MB", "reads"] == "1.05× more"
+    assert table.loc["whole process, s", "reads"] == "1.50× faster"
+    one_epoch = {side: [{**r, "marks": {"pretrain": [1.0], "finetune": [2.0]}} for r in rs]
+                 for side, rs in runs.items()}
+    assert list(side_by_side(one_epoch, 100).index) == ["whole process, s", "peak memory, MB"]
+    assert warm_rate([0.0, 2.0, 3.0, 5.0], 100) == pytest.approx(50.0)
+    assert warm_rate([1.0], 100) is None
+
+
+def test_reproducible_fits_compare_each_part_of_each_cpus_last_fit_with_the_fixture(tmp_path):
+    fixture = {"labels": "ab", "centers": np.float32([2.0, 4.0]).tobytes().hex(), "weights": "w",
+               "loss": ["0x1p+0"],
+               "pretrain_loss": ["0x1p+1"], "environment": {"OMP_NUM_THREADS": "1"}, "cpu": "A"}
+    (tmp_path / "fixture.json").write_text(json.dumps(fixture))
+    lines = [{"mode": "reproducible", **fixture, "cpu": "B", "labels": "cd"},
+             {"mode": "reproducible", **fixture, "cpu": "B"},  # the last line of B's counts
+             {"mode": "native", **fixture, "cpu": "B", "environment": {}},
+             {"mode": "native", **fixture, "cpu": "B", "loss": ["0x1.8p+0"],
+              "centers": np.float32([2.0, 5.0]).tobytes().hex()}]
+    (tmp_path / "reproducible-fits.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    fits = reproducible_fits(tmp_path, tmp_path / "fixture.json").set_index("mode")
+    assert fits.loc["reproducible", ["labels", "losses", "centres", "weights"]].all()
+    assert fits.loc["reproducible", "cpu"] == "B"
+    assert fits.loc["native"][["losses", "centres"]].tolist() == [False, False]
+    assert fits.loc["native"][["labels", "weights"]].all()  # the environment is not compared
+    assert fits.centres_relative.tolist() == [0.0, 0.25]
+    assert reproducible_fits(tmp_path / "none", tmp_path / "fixture.json").empty

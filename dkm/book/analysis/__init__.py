@@ -41,12 +41,14 @@ each dataset and method has run (:func:`missing_seeds`, :func:`missing_search_se
 still missing), and :func:`progress` a dataset's runs against
 the protocol's; :func:`on_paper_dataset` and :func:`variant_effect` show a data
 variant's runs and what the variant changes, :func:`precision_effect` what the products'
-precision changes (:func:`seed_differences` seed by seed); :func:`check_runs`,
+precision changes (:func:`seed_differences` seed by seed); :func:`side_by_side`
+summarises two programs or settings timed in processes that take turns; :func:`check_runs`,
 :func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
 check scripts, :func:`rerun_gaps` compares reruns with the records they
 repeat, :func:`repeated_runs` finds the configurations recorded twice,
 :func:`reruns` gathers both kinds of rerun in one table (:func:`kept_reruns`
-reads those kept apart), and :func:`isa_probe_table` reads the probe of a
+reads those kept apart), :func:`reproducible_fits` what each CPU gave for the reproducible
+fixture's fit, and :func:`isa_probe_table` reads the probe of a
 snapshot's arithmetic on this machine; :func:`standin_check_error`, :func:`standin_throughput` and
 :func:`standin_runs` read the GPU stand-in's measurements, and
 :func:`standin_ratio_range`, :func:`standin_spread` and
@@ -65,8 +67,8 @@ from __future__ import annotations
 # re-exported here, the one place to import it from.
 from dkm.book.analysis._authors_code import AUTHORS_CODE_COLUMNS, authors_code_comparison
 from dkm.book.analysis._checks import (
-    audits, check_gap, check_runs, isa_probe_table, kept_reruns, protocol_gap, repeated_runs,
-    rerun_gaps, reruns,
+    FIT_PARTS, audits, check_gap, check_runs, isa_probe_table, kept_reruns, protocol_gap,
+    repeated_runs, reproducible_fits, rerun_gaps, reruns,
 )
 from dkm.book.analysis._claims import (
     CLAIMS,
@@ -98,6 +100,7 @@ from dkm.book.analysis._line_search import (
     seeds_with_whole_grid,
     stored_search,
 )
+from dkm.book.analysis._side_by_side import SIDE_BY_SIDE_MEASURES, side_by_side, warm_rate
 from dkm.book.analysis._precision import (
     PRECISION_EFFECT_COLUMNS, precision_effect, seed_differences,
 )
@@ -135,4 +138,6 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",
            "standin_tradeoff_table", "standin_cluster_loss", "STANDIN_OUTPUTS",
            "standin_rows", "rerun_gaps", "authors_code_comparison", "AUTHORS_CODE_COLUMNS", "search_scores",
-           "precision_effect", "seed_differences", "PRECISION_EFFECT_COLUMNS"]
+           "precision_effect", "seed_differences", "PRECISION_EFFECT_COLUMNS", "side_by_side",
+           "warm_rate", "SIDE_BY_SIDE_MEASURES", "reproducible_fits",
+           "FIT_PARTS"]

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 
@@ -248,3 +249,43 @@ def audits(directory: str | Path = "benchmarks/results") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["dataset", "method", "seed", "verdict", "recorded", "rerun",
                                        "scores_differing", "record_names_arithmetic",
                                        "record_cpu", "rerun_cpu", "reason"])
+
+
+#: The parts of the reproducible fixture's fit that :func:`reproducible_fits` compares.
+FIT_PARTS = {"labels": ("labels",), "losses": ("pretrain_loss", "loss"), "centres": ("centers",),
+             "weights": ("weights",)}
+
+
+def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFrame:
+    """What each CPU gave for the reproducible fixture's fit, in either arithmetic.
+
+    Parameters
+    ----------
+    directory : str or Path
+        Where ``reproducible-fits.jsonl`` lies (``benchmarks/reproducible_fits.py``'s lines).
+    fixture : str or Path
+        The fixture, ``tests/fixtures/reproducible-dkm-p.json``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per CPU and mode (the last line of each): ``cpu``, ``mode``
+        (``"reproducible"``, ``"native"``), then for each part of
+        :data:`FIT_PARTS` whether it is the fixture's, bit for bit, and
+        ``centres_relative``, the largest relative difference of a centre's
+        coordinate from the fixture's. Empty when there is no line.
+    """
+    reference = json.loads(Path(fixture).read_text())
+    last = {(line["cpu"], line["mode"]): line for line in check_runs("reproducible-fits", directory)}
+    centres = np.frombuffer(bytes.fromhex(reference["centers"]), np.float32)
+
+    def relative(line: Mapping[str, Any]) -> float:
+        other = np.frombuffer(bytes.fromhex(line["centers"]), np.float32)
+        return float(np.max(np.abs(other - centres) / np.abs(centres)))
+
+    rows = [{"cpu": cpu, "mode": mode,
+             **{part: all(line.get(key) == reference[key] for key in keys)
+                for part, keys in FIT_PARTS.items()},
+             "centres_relative": relative(line)}
+            for (cpu, mode), line in last.items()]
+    return pd.DataFrame(rows, columns=["cpu", "mode", *FIT_PARTS, "centres_relative"])

@@ -1,0 +1,43 @@
+"""Does this CPU give the reproducible fixture's bits? ``tests/small_fit.py``'s small DKM^p fit,
+in the reproducible arithmetic and in the native one, each in a process of its own.
+
+Appends one line per mode to ``--json`` (default ``benchmarks/results/reproducible-fits.jsonl``):
+the fit's bits (labels', centres', weights' and losses'), its arithmetic settings, the CPU and
+the mode. ``tests/test_arithmetic.py`` compares the reproducible fit with the fixture
+(``tests/fixtures/reproducible-dkm-p.json``) on every machine the tests run on; these lines keep
+what each CPU gave, for chapter 10 (:func:`dkm.book.analysis.reproducible_fits`).
+
+    python benchmarks/reproducible_fits.py
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SMALL_FIT = REPO_ROOT / "tests" / "small_fit.py"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", type=Path,
+                        default=REPO_ROOT / "benchmarks" / "results" / "reproducible-fits.jsonl",
+                        help="append each mode's fit here")
+    args = parser.parse_args()
+    for mode in ("reproducible", "native"):
+        environment = {k: v for k, v in os.environ.items()
+                       if k not in ("ONEDNN_MAX_CPU_ISA", "XLA_FLAGS", "OMP_NUM_THREADS")}
+        fit = json.loads(subprocess.run([sys.executable, str(SMALL_FIT), mode], check=True,
+                                        capture_output=True, text=True,
+                                        env=environment).stdout)
+        with open(args.json, "a") as out:
+            out.write(json.dumps({"mode": mode, **fit}) + "\n")
+        print(mode, fit["cpu"], fit["labels"][:16], flush=True)
+
+
+if __name__ == "__main__":
+    main()
