@@ -13,7 +13,8 @@ times.
 
 Usage::
 
-    python benchmarks/reproducible_cost.py --repeats 3 --json benchmarks/results/reproducible-cost.jsonl
+    python benchmarks/reproducible_cost.py --repeats 3 \
+        --json benchmarks/results/reproducible-cost.jsonl
 """
 from __future__ import annotations
 

@@ -19,8 +19,8 @@ float32 always). Both processes start TensorFlow without Keras, as ``python -m d
 (``TF_USE_LEGACY_KERAS=1`` where ``tf_keras`` is not installed; a value of the caller's is
 kept): neither program uses Keras (the authors' ``tf.layers.dense`` is the compatibility
 layer's), and TensorFlow's eager import of it costs each about 5 s and 130 MB. Each line
-printed names the CPU. Pause other work on the machine while it
-runs: the figures are wall times.
+printed names the CPU. Pause other work on the machine while it runs: the figures are wall
+times.
 
 The package keeps its compiled epochs on disk (``dkm.compilation``). ``--xla-cache warm``
 (the default) gives the package's processes a fresh cache folder that one untimed run fills
