@@ -55,7 +55,7 @@ class PlainSGD(Adam):
     Adam's memory traffic rather than from the matrix products.
     """
 
-    def apply(self, grads, variables, active=None):
+    def apply(self, grads, variables, active=None, fused=False):  # one pass per weight anyway
         for grad, var in zip(grads, variables):
             var.assign_sub(self.learning_rate * grad)
 
