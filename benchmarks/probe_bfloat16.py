@@ -5,6 +5,9 @@ Prints one JSON object per line, each naming the CPU:
 
 * ``{"kind": "matmul", ...}``: 2048 × 2048 products in float32 and bfloat16, compiled by XLA and
   by TensorFlow's own kernels (oneDNN);
+* ``{"kind": "step_products", ...}``: the matrix products of one training step alone (the USPS
+  network, batch 256, one replica: forward, and both products of the backward pass, each layer),
+  in float32 and bfloat16, through TensorFlow's own kernels: how much of a step they are;
 * ``{"kind": "phase", ...}``: samples/s of the package's training loop (USPS-sized network,
   batch 256, stacked layout) in each training phase of DKM (pretraining's reconstruction, DKM's
   loss at α = 1000), with the products in float32 and in bfloat16 (the package's
@@ -12,6 +15,7 @@ Prints one JSON object per line, each naming the CPU:
   thread pools, once started, slow each other down).
 
     python benchmarks/probe_bfloat16.py [--phase pretraining dkm] [--replicas 1] [--steps 20]
+    python benchmarks/probe_bfloat16.py --step-products
 """
 from __future__ import annotations
 
@@ -19,16 +23,45 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 
 import tensorflow as tf
 
-from dkm.autoencoder import PRODUCTS
+from dkm.autoencoder import PRODUCTS, Architecture
 from dkm.protocol.provenance import cpu_identity
 
 # sibling scripts: benchmarks/ is on the path
 from bench_speed import matmul_gflops, time_phase
 
 REPEATS = 3
+BATCH = 256
+
+
+def step_products_ms(dtype: tf.DType, architecture: Architecture, repeats: int = 5,
+                     steps: int = 50) -> tuple[float, float]:
+    """Milliseconds that one training step's matrix products take alone, best of ``repeats``
+    windows of ``steps``, and their GFLOP (``x W``, ``dy Wᵀ`` and ``xᵀ dy`` of every layer, one
+    replica, as the package's batched products)."""
+    shapes = [shape for i, o in architecture.layer_shapes
+              for shape in (((1, BATCH, i), (1, i, o)), ((1, BATCH, o), (1, o, i)),
+                            ((1, i, BATCH), (1, BATCH, o)))]
+    pairs = [(tf.cast(tf.random.normal(a), dtype), tf.cast(tf.random.normal(b), dtype))
+             for a, b in shapes]
+
+    @tf.function
+    def step():
+        return tf.add_n([tf.cast(tf.linalg.matmul(a, b)[0, 0, 0], tf.float32) for a, b in pairs])
+
+    step()
+    best = min(timed(step, steps) for _ in range(repeats))
+    return 1000 * best, sum(2 * a[1] * a[2] * b[2] for a, b in shapes) / 1e9
+
+
+def timed(function, steps: int) -> float:
+    start = time.perf_counter()
+    for _ in range(steps):
+        function()
+    return (time.perf_counter() - start) / steps
 
 
 def main() -> None:
@@ -37,8 +70,18 @@ def main() -> None:
                         choices=["pretraining", "dkm"])
     parser.add_argument("--replicas", nargs="+", type=int, default=[1])
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--step-products", action="store_true",
+                        help="time only one training step's products, in both precisions")
     args = parser.parse_args()
     cpu = cpu_identity()
+    if args.step_products:
+        for dtype in (tf.float32, tf.bfloat16):
+            ms, gflop = step_products_ms(dtype, Architecture(256, 10))
+            print(json.dumps({"kind": "step_products", "cpu": cpu, "dtype": dtype.name,
+                              "network": "usps", "batch": BATCH, "ms": round(ms, 2),
+                              "gflop": round(gflop, 2), "gflops": round(gflop / ms * 1000)}),
+                  flush=True)
+        return
     for dtype in (tf.float32, tf.bfloat16):
         for jit_compile in (True, False):
             print(json.dumps({"kind": "matmul", "cpu": cpu, "dtype": dtype.name,
