@@ -23,7 +23,6 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 
 import tensorflow as tf
 
@@ -31,7 +30,7 @@ from dkm.autoencoder import PRODUCTS, Architecture
 from dkm.protocol.provenance import cpu_identity
 
 # sibling scripts: benchmarks/ is on the path
-from bench_speed import matmul_gflops, time_phase
+from bench_speed import best_seconds, matmul_gflops, time_phase
 
 REPEATS = 3
 BATCH = 256
@@ -52,16 +51,12 @@ def step_products_ms(dtype: tf.DType, architecture: Architecture, repeats: int =
     def step():
         return tf.add_n([tf.cast(tf.linalg.matmul(a, b)[0, 0, 0], tf.float32) for a, b in pairs])
 
-    step()
-    best = min(timed(step, steps) for _ in range(repeats))
+    def window():
+        for _ in range(steps):
+            step()
+
+    best = best_seconds(window, repeats) / steps
     return 1000 * best, sum(2 * a[1] * a[2] * b[2] for a, b in shapes) / 1e9
-
-
-def timed(function, steps: int) -> float:
-    start = time.perf_counter()
-    for _ in range(steps):
-        function()
-    return (time.perf_counter() - start) / steps
 
 
 def main() -> None:
