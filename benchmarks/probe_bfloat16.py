@@ -30,10 +30,9 @@ from dkm.autoencoder import PRODUCTS, Architecture
 from dkm.protocol.provenance import cpu_identity
 
 # sibling scripts: benchmarks/ is on the path
-from bench_speed import best_seconds, matmul_gflops, time_phase
+from bench_speed import BATCH, best_seconds, matmul_gflops, time_phase
 
 REPEATS = 3
-BATCH = 256
 
 
 def step_products_ms(dtype: tf.DType, architecture: Architecture, repeats: int = 5,

@@ -43,13 +43,13 @@ def main() -> None:
                         help="run only this setting (repeat for several); default: all")
     parser.add_argument("--json", type=Path, default=None, help="append every run here")
     args = parser.parse_args()
-    capped = sorted(set(reproducible_environment({})) & set(os.environ))
+    environments = {"native": {}, "reproducible": reproducible_environment({})}
+    capped = sorted(set(environments["reproducible"]) & set(os.environ))
     if capped:
         parser.error(f"{', '.join(capped)} set in this environment: the native runs would not "
                      "be native; unset them first")
     cpu = cpu_identity()
     n_samples = load("usps", args.data_home).n_samples
-    environments = {"native": {}, "reproducible": reproducible_environment({})}
     for name in args.settings or SETTINGS:
         job = {"data_home": args.data_home, "epochs": SETTINGS[name], "precision": "float32"}
         runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES}

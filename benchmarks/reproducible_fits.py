@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dkm.arithmetic import reproducible_environment
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SMALL_FIT = REPO_ROOT / "tests" / "small_fit.py"
 
@@ -28,9 +30,9 @@ def main() -> None:
                         default=REPO_ROOT / "benchmarks" / "results" / "reproducible-fits.jsonl",
                         help="append each mode's fit here")
     args = parser.parse_args()
+    capped = set(reproducible_environment({}))  # each child sets its mode's own
+    environment = {k: v for k, v in os.environ.items() if k not in capped}
     for mode in ("reproducible", "native"):
-        environment = {k: v for k, v in os.environ.items()
-                       if k not in ("ONEDNN_MAX_CPU_ISA", "XLA_FLAGS", "OMP_NUM_THREADS")}
         fit = json.loads(subprocess.run([sys.executable, str(SMALL_FIT), mode], check=True,
                                         capture_output=True, text=True,
                                         env=environment).stdout)

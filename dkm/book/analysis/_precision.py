@@ -41,8 +41,7 @@ def precision_effect(reference: Iterable[Mapping[str, Any]], other: Iterable[Map
         that mean difference is no larger, in size, than the reference's
         seed-to-seed sd.
     """
-    first = records_to_dataframe(list(reference)).drop_duplicates("config_hash", keep="last")
-    second = records_to_dataframe(list(other)).drop_duplicates("config_hash", keep="last")
+    first, second = _frame(reference), _frame(other)
     rows = []
     for model in models:
         for metric in metrics:
@@ -78,7 +77,10 @@ def seed_differences(reference: Iterable[Mapping[str, Any]], other: Iterable[Map
     pandas.Series
         Test-score differences in points, indexed by the seeds both stores have, sorted.
     """
-    first = records_to_dataframe(list(reference)).drop_duplicates("config_hash", keep="last")
-    second = records_to_dataframe(list(other)).drop_duplicates("config_hash", keep="last")
-    return (seed_scores(second, model, dataset, metric)
-            - seed_scores(first, model, dataset, metric)).dropna()
+    return (seed_scores(_frame(other), model, dataset, metric)
+            - seed_scores(_frame(reference), model, dataset, metric)).dropna()
+
+
+def _frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """A store's records as a frame, a configuration stored twice counted once (its last)."""
+    return records_to_dataframe(list(records)).drop_duplicates("config_hash", keep="last")

@@ -9,17 +9,23 @@ from typing import Any
 
 import pandas as pd
 
-#: What each run measures, and whether more of it is better.
-SIDE_BY_SIDE_MEASURES = {"warm pretraining epoch, samples/s": True,
-                         "warm fine-tuning epoch, samples/s": True,
-                         "whole process, s": False, "peak memory, MB": False}
-
-
 def warm_rate(marks: Sequence[float], n_samples: int) -> float | None:
     """Samples per second of a phase's warm epochs (those after its first), from the times its
     epochs ended; None with fewer than two epochs."""
     gaps = [b - a for a, b in zip(marks, marks[1:])]
     return n_samples / statistics.median(gaps) if gaps else None
+
+
+#: What a run measures, read from the run and the points in an epoch, and whether more of it is
+#: better.
+SIDE_BY_SIDE_MEASURES: dict[str, tuple[Callable[[Mapping[str, Any], int], float | None], bool]] = {
+    "warm pretraining epoch, samples/s": (lambda run, n: warm_rate(run["marks"]["pretrain"], n),
+                                          True),
+    "warm fine-tuning epoch, samples/s": (lambda run, n: warm_rate(run["marks"]["finetune"], n),
+                                          True),
+    "whole process, s": (lambda run, n: run["wall_s"], False),
+    "peak memory, MB": (lambda run, n: run["peak_mb"], False),
+}
 
 
 def side_by_side(runs: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -46,17 +52,9 @@ def side_by_side(runs: Mapping[str, Sequence[Mapping[str, Any]]],
         more"``: the second side's memory).
     """
     first, second = runs
-    values: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
-        "warm pretraining epoch, samples/s": lambda r: warm_rate(r["marks"]["pretrain"],
-                                                                 n_samples),
-        "warm fine-tuning epoch, samples/s": lambda r: warm_rate(r["marks"]["finetune"],
-                                                                 n_samples),
-        "whole process, s": lambda r: r["wall_s"],
-        "peak memory, MB": lambda r: r["peak_mb"],
-    }
     rows = {}
-    for measure, higher_is_better in SIDE_BY_SIDE_MEASURES.items():
-        a, b = ([values[measure](run) for run in runs[side]] for side in (first, second))
+    for measure, (value, higher_is_better) in SIDE_BY_SIDE_MEASURES.items():
+        a, b = ([value(run, n_samples) for run in runs[side]] for side in (first, second))
         pairs = [(x, y) for x, y in zip(a, b) if x and y]
         if not pairs:
             continue
