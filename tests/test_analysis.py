@@ -20,7 +20,8 @@ from dkm.book.analysis import (
     standin_cluster_loss, standin_precision_effect, standin_ratio_range, standin_rescaling_effect,
     standin_rows, standin_runs, standin_same_errors, standin_spread, standin_throughput,
     standin_tradeoff_points, standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given,
-    precision_effect, reproducible_fits, seed_differences, side_by_side, warm_rate,
+    precision_effect, reproducible_fits, reproducible_fits_between_cpus, seed_differences,
+    side_by_side, warm_rate, FIT_PARTS,
 )
 from dkm.protocol import paper
 from dkm.protocol.results import new_record, records_to_dataframe
@@ -823,9 +824,29 @@ def test_reproducible_fits_compare_each_part_of_each_cpus_last_fit_with_the_fixt
               "centers": np.float32([2.0, 5.0]).tobytes().hex()}]
     (tmp_path / "reproducible-fits.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     fits = reproducible_fits(tmp_path, tmp_path / "fixture.json").set_index("mode")
-    assert fits.loc["reproducible", ["labels", "losses", "centres", "weights"]].all()
+    assert fits.loc["reproducible", list(FIT_PARTS)].all()
     assert fits.loc["reproducible", "cpu"] == "B"
-    assert fits.loc["native"][["losses", "centres"]].tolist() == [False, False]
-    assert fits.loc["native"][["labels", "weights"]].all()  # the environment is not compared
+    assert fits.loc["native"][["fine-tuning losses", "centres"]].tolist() == [False, False]
+    # the environment is not compared
+    assert fits.loc["native"][["labels", "pretraining losses", "weights"]].all()
     assert fits.centres_relative.tolist() == [0.0, 0.25]
     assert reproducible_fits(tmp_path / "none", tmp_path / "fixture.json").empty
+
+
+def test_reproducible_fits_between_cpus_compare_the_last_fits_of_each_pair_in_each_mode(tmp_path):
+    fit = {"labels": "ab", "centers": "00", "weights": "w", "loss": ["0x1p+0"],
+           "pretrain_loss": ["0x1p+1"], "environment": {}}
+    lines = [{"mode": "reproducible", **fit, "cpu": "B", "weights": "v"},
+             {"mode": "reproducible", **fit, "cpu": "B"},  # the last line of B's counts
+             {"mode": "reproducible", **fit, "cpu": "A", "pretrain_loss": ["0x1.8p+1"]},
+             {"mode": "reproducible", **fit, "cpu": "C", "centers": "01"},
+             {"mode": "native", **fit, "cpu": "A"}]  # no other CPU ran it natively
+    (tmp_path / "reproducible-fits.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    pairs = reproducible_fits_between_cpus(tmp_path).set_index(["first", "second"])
+    assert list(pairs.index) == [("A", "B"), ("A", "C"), ("B", "C")]
+    assert (pairs["mode"] == "reproducible").all()
+    assert pairs.loc[("A", "B")].drop("mode").to_dict() == {
+        **dict.fromkeys(FIT_PARTS, True), "pretraining losses": False}
+    assert pairs.loc[("B", "C")].drop("mode").to_dict() == {
+        **dict.fromkeys(FIT_PARTS, True), "centres": False}
+    assert reproducible_fits_between_cpus(tmp_path / "none").empty

@@ -1,6 +1,7 @@
 """The runs of the benchmarks' check scripts (``benchmarks/check_*.py``), reruns, and their gaps."""
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -252,8 +253,19 @@ def audits(directory: str | Path = "benchmarks/results") -> pd.DataFrame:
 
 
 #: The parts of the reproducible fixture's fit that :func:`reproducible_fits` compares.
-FIT_PARTS = {"labels": ("labels",), "losses": ("pretrain_loss", "loss"), "centres": ("centers",),
-             "weights": ("weights",)}
+FIT_PARTS = {"labels": ("labels",), "pretraining losses": ("pretrain_loss",),
+             "fine-tuning losses": ("loss",), "centres": ("centers",), "weights": ("weights",)}
+
+
+def _same_parts(line: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, bool]:
+    """Whether each part of :data:`FIT_PARTS` is the same, bit for bit, in two fits."""
+    return {part: all(line.get(key) == other.get(key) for key in keys)
+            for part, keys in FIT_PARTS.items()}
+
+
+def _last_fits(directory: str | Path) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """The last line of ``reproducible-fits.jsonl`` for each CPU and mode."""
+    return {(line["cpu"], line["mode"]): line for line in check_runs("reproducible-fits", directory)}
 
 
 def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFrame:
@@ -276,16 +288,39 @@ def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFram
         coordinate from the fixture's. Empty when there is no line.
     """
     reference = json.loads(Path(fixture).read_text())
-    last = {(line["cpu"], line["mode"]): line for line in check_runs("reproducible-fits", directory)}
+    last = _last_fits(directory)
     centres = np.frombuffer(bytes.fromhex(reference["centers"]), np.float32)
 
     def relative(line: Mapping[str, Any]) -> float:
         other = np.frombuffer(bytes.fromhex(line["centers"]), np.float32)
         return float(np.max(np.abs(other - centres) / np.abs(centres)))
 
-    rows = [{"cpu": cpu, "mode": mode,
-             **{part: all(line.get(key) == reference[key] for key in keys)
-                for part, keys in FIT_PARTS.items()},
+    rows = [{"cpu": cpu, "mode": mode, **_same_parts(line, reference),
              "centres_relative": relative(line)}
             for (cpu, mode), line in last.items()]
     return pd.DataFrame(rows, columns=["cpu", "mode", *FIT_PARTS, "centres_relative"])
+
+
+def reproducible_fits_between_cpus(directory: str | Path) -> pd.DataFrame:
+    """Each pair of CPUs' fits of the reproducible fixture's configuration, in the same mode.
+
+    Parameters
+    ----------
+    directory : str or Path
+        Where ``reproducible-fits.jsonl`` lies (``benchmarks/reproducible_fits.py``'s lines).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per mode and pair of CPUs that ran it (the last line of each):
+        ``mode``, ``first`` and ``second`` (the CPUs, in sorted order), then
+        for each part of :data:`FIT_PARTS` whether the two fits have it bit
+        for bit. Empty when no mode was run on two CPUs.
+    """
+    last = _last_fits(directory)
+    rows = [{"mode": mode, "first": first, "second": second,
+             **_same_parts(last[first, mode], last[second, mode])}
+            for mode in sorted({mode for _, mode in last})
+            for first, second in itertools.combinations(
+                sorted(cpu for cpu, other in last if other == mode), 2)]
+    return pd.DataFrame(rows, columns=["mode", "first", "second", *FIT_PARTS])
