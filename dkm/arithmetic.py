@@ -1,23 +1,31 @@
-"""Reproducible arithmetic: kernels capped at AVX2 and one OpenMP thread, so that x86-64 CPUs of
-different instruction sets run the same kernels.
+"""Reproducible arithmetic: the same kernels on x86-64 CPUs of different instruction sets.
 
-On a CPU, oneDNN (TensorFlow's matrix products) and XLA (the compiled training
-epochs) pick their kernels for the host's widest vector instruction set: a run
-on an AVX-512 CPU may round differently from the same run on an AVX2 CPU, and
-the two fits drift apart over thousands of steps. Capping both at AVX2, an
-instruction set every x86-64 server and desktop CPU of the last decade has,
-makes them run the same kernels everywhere (``tests/test_arithmetic.py`` checks,
-on each machine the tests run on, that a small fit gives a fixture's bits).
-scikit-learn's k-means (which
-starts the centres of the pretrained methods) splits its sums between OpenMP
-threads, so its bits depend on their number: the reproducible arithmetic runs
-it on one. TensorFlow's own thread pools do not change the bits
-(``tests/test_arithmetic.py`` checks 1 against 2 intra-op threads).
+On a CPU, the bits of a fit depend on more than its inputs. oneDNN (TensorFlow's
+matrix products) and XLA (the compiled training epochs) pick their kernels for
+the host's widest vector instruction set, so a run on an AVX-512 CPU may round
+differently from the same run on an AVX2 CPU, and the two fits drift apart over
+thousands of steps. TensorFlow turns its oneDNN kernels on by default only on
+CPUs with neural-network instructions (AVX512_VNNI, AVX512_BF16, AVX_VNNI or
+AMX: ``DefaultOneDnnPolicy`` in TensorFlow's ``port.cc``) and runs its own
+(Eigen's) kernels elsewhere. And XLA's "platform dependent math", on by default,
+chooses how it computes functions such as ``exp`` by platform, "at the expense
+of consistent results across CPUs" (its flag's description). The reproducible
+arithmetic therefore turns TensorFlow's oneDNN kernels off
+(``TF_ENABLE_ONEDNN_OPTS=0``) and caps oneDNN at AVX2 wherever it still runs,
+caps XLA at AVX2 (an instruction set every x86-64 server and desktop CPU of the
+last decade has) without its platform-dependent math, and runs OpenMP on one
+thread: scikit-learn's k-means (which starts the centres of the pretrained
+methods) splits its sums between OpenMP threads, so its bits depend on their
+number. TensorFlow's own thread pools do not change the bits
+(``tests/test_arithmetic.py`` checks 1 against 2 intra-op threads), and that
+test compares, on each machine the tests run on, a small fit with a fixture's
+bits.
 
 The caps are environment variables that oneDNN, XLA and OpenMP read when they
-start: :func:`use_reproducible_arithmetic` sets them (and limits the thread
-pools of libraries loaded already) and must run before TensorFlow is imported
-(``python -m dkm run --reproducible`` does). A record names them in its
+start: :func:`use_reproducible_arithmetic` sets them, limits the thread pools
+of libraries loaded already and moves the compilation cache to the mode's own
+folder (:func:`dkm.compilation.follow_arithmetic`), and must run before
+TensorFlow is imported (``python -m dkm run --reproducible`` does). A record names them in its
 provenance (:func:`dkm.protocol.provenance.arithmetic_settings`). No TensorFlow
 needed.
 """
@@ -26,50 +34,51 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 
-__all__ = ["REPRODUCIBLE_ISA", "VECTOR_EXTENSIONS", "ARITHMETIC_VARIABLES", "cpuinfo_fields",
-           "reproducible_environment", "use_reproducible_arithmetic", "is_reproducible"]
+from dkm.compilation import follow_arithmetic
+from dkm.kernel_settings import cpuinfo_fields
 
-#: The CPU flags of the vector instruction sets that oneDNN and XLA may choose kernels for.
-VECTOR_EXTENSIONS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
-                     "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
-                     "amx_int8")
-#: Environment variables that change which kernels run or how many threads share the work.
-ARITHMETIC_VARIABLES = ("TF_ENABLE_ONEDNN_OPTS", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA",
-                        "XLA_FLAGS", "TF_XLA_FLAGS", "OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
-                        "TF_NUM_INTEROP_THREADS", "TF_DETERMINISTIC_OPS")
+__all__ = ["REPRODUCIBLE_ISA", "REPRODUCIBLE_XLA_FLAGS", "reproducible_environment",
+           "use_reproducible_arithmetic", "is_reproducible"]
 
 #: The instruction set every kernel is capped at.
 REPRODUCIBLE_ISA = "AVX2"
-_XLA_CAP = f"--xla_cpu_max_isa={REPRODUCIBLE_ISA}"
+#: The XLA flags of the reproducible arithmetic, each replacing any value of its own flag.
+REPRODUCIBLE_XLA_FLAGS = (f"--xla_cpu_max_isa={REPRODUCIBLE_ISA}",
+                          "--xla_cpu_enable_platform_dependent_math=false")
 
 
 def reproducible_environment(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     """The variables to set (on top of ``environ``) for the reproducible arithmetic.
 
-    ``ONEDNN_MAX_CPU_ISA`` caps oneDNN; XLA's flag is added to the ``XLA_FLAGS``
-    already set, which are kept; ``OMP_NUM_THREADS`` is 1.
+    ``TF_ENABLE_ONEDNN_OPTS`` turns TensorFlow's oneDNN kernels off and
+    ``ONEDNN_MAX_CPU_ISA`` caps oneDNN; :data:`REPRODUCIBLE_XLA_FLAGS` are added to
+    the ``XLA_FLAGS`` already set, whose other flags are kept; ``OMP_NUM_THREADS``
+    is 1.
     """
+    names = {flag.split("=")[0] for flag in REPRODUCIBLE_XLA_FLAGS}
     xla_flags = [flag for flag in environ.get("XLA_FLAGS", "").split()
-                 if not flag.startswith("--xla_cpu_max_isa=")]
-    return {"ONEDNN_MAX_CPU_ISA": REPRODUCIBLE_ISA,
-            "XLA_FLAGS": " ".join([*xla_flags, _XLA_CAP]),
+                 if flag.split("=")[0] not in names]
+    return {"TF_ENABLE_ONEDNN_OPTS": "0",
+            "ONEDNN_MAX_CPU_ISA": REPRODUCIBLE_ISA,
+            "XLA_FLAGS": " ".join([*xla_flags, *REPRODUCIBLE_XLA_FLAGS]),
             "OMP_NUM_THREADS": "1"}
 
 
 def is_reproducible(environment: Mapping[str, str]) -> bool:
     """Whether ``environment`` (a process's, or a record's ``arithmetic.environment``) is the
-    reproducible arithmetic's: oneDNN and XLA capped at :data:`REPRODUCIBLE_ISA`, one OpenMP
-    thread."""
-    return (environment.get("ONEDNN_MAX_CPU_ISA") == REPRODUCIBLE_ISA
-            and _XLA_CAP in environment.get("XLA_FLAGS", "").split()
+    reproducible arithmetic's (:func:`reproducible_environment`)."""
+    xla_flags = environment.get("XLA_FLAGS", "").split()
+    return (environment.get("TF_ENABLE_ONEDNN_OPTS") == "0"
+            and environment.get("ONEDNN_MAX_CPU_ISA") == REPRODUCIBLE_ISA
+            and all(flag in xla_flags for flag in REPRODUCIBLE_XLA_FLAGS)
             and environment.get("OMP_NUM_THREADS") == "1")
 
 
 def use_reproducible_arithmetic(cpuinfo: str | None = None) -> None:
-    """Cap this process's kernels at AVX2 and its OpenMP threads at one
-    (:func:`reproducible_environment`).
+    """Choose the reproducible arithmetic for this process (:func:`reproducible_environment`):
+    the same kernels on every x86-64 CPU with AVX2, one OpenMP thread, and the mode's own
+    folder of compiled epochs.
 
     Parameters
     ----------
@@ -90,22 +99,9 @@ def use_reproducible_arithmetic(cpuinfo: str | None = None) -> None:
     flags = cpuinfo_fields(cpuinfo).get("flags")
     if flags is not None and "avx2" not in flags.split():
         raise RuntimeError("this CPU has no AVX2: the reproducible arithmetic cannot run here")
+    previous = dict(os.environ)
     os.environ.update(reproducible_environment())
+    follow_arithmetic(previous)  # another arithmetic: other compiled epochs
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)  # the OpenMP and BLAS pools of the libraries loaded already
-
-
-def cpuinfo_fields(cpuinfo: str | None = None) -> dict[str, str]:
-    """The first processor's fields of ``/proc/cpuinfo`` (or of the text given); none when
-    it cannot be read."""
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text()
-        except OSError:
-            return {}
-    fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        key, _, value = line.partition(":")
-        fields.setdefault(key.strip(), value.strip())
-    return fields

@@ -27,7 +27,7 @@ an AVX-512 CPU, or without the reproducible arithmetic's cap
 belong to. So the cache here is a folder per *arithmetic*: the folder's name
 hashes TensorFlow's version, the CPU (vendor, family, model, stepping and every
 flag) and the environment variables that choose kernels
-(:data:`dkm.arithmetic.ARITHMETIC_VARIABLES`).
+(:data:`dkm.kernel_settings.ARITHMETIC_VARIABLES`).
 
 Where it lives: ``$DKM_XLA_CACHE`` when set (``off`` turns the cache off), else
 ``$XDG_CACHE_HOME/dkm/xla`` (``~/.cache/dkm/xla``). TensorFlow reads its flag
@@ -48,10 +48,10 @@ from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 
-from dkm.arithmetic import ARITHMETIC_VARIABLES, cpuinfo_fields
+from dkm.kernel_settings import ARITHMETIC_VARIABLES, cpuinfo_fields
 
 __all__ = ["CACHE_VARIABLE", "arithmetic_environment", "compilation_cache_directory",
-           "use_compilation_cache"]
+           "follow_arithmetic", "use_compilation_cache"]
 
 #: The environment variable naming the cache's root folder, or ``off``.
 CACHE_VARIABLE = "DKM_XLA_CACHE"
@@ -62,7 +62,7 @@ _TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-intel",
 
 
 def arithmetic_environment(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
-    """The variables of :data:`~dkm.arithmetic.ARITHMETIC_VARIABLES` that are set, without
+    """The variables of :data:`~dkm.kernel_settings.ARITHMETIC_VARIABLES` that are set, without
     the cache's own flag (which names a folder, not a kernel)."""
     settings = {name: " ".join(flag for flag in environ.get(name, "").split()
                                if not flag.startswith(_FLAG))
@@ -156,3 +156,28 @@ def use_compilation_cache() -> Path | None:
         return None
     os.environ["TF_XLA_FLAGS"] = " ".join([*flags, f"{_FLAG}={directory}"])
     return directory
+
+
+def follow_arithmetic(previous: Mapping[str, str]) -> Path | None:
+    """Move the cache to the current arithmetic's folder after its variables changed.
+
+    The package chooses its folder when it is imported (:func:`use_compilation_cache`),
+    from the variables that choose kernels; :func:`dkm.arithmetic.use_reproducible_arithmetic`
+    changes them later. TensorFlow's cache does not tell executables compiled under
+    other XLA flags apart, so a folder kept from before the change would hand the
+    new arithmetic the old one's compiled epochs. The flag that chose the folder of
+    ``previous`` (the environment before the change) is replaced by the current
+    environment's; a folder that ``TF_XLA_FLAGS`` names otherwise (the user's) stays.
+    Has an effect only before TensorFlow creates its first tensor.
+
+    Returns
+    -------
+    pathlib.Path or None
+        As :func:`use_compilation_cache`.
+    """
+    chosen = compilation_cache_directory(previous)
+    if chosen is not None:
+        own = f"{_FLAG}={chosen}"
+        flags = os.environ.get("TF_XLA_FLAGS", "").split()
+        os.environ["TF_XLA_FLAGS"] = " ".join(flag for flag in flags if flag != own)
+    return use_compilation_cache()

@@ -52,11 +52,12 @@ def data_home() -> Path:
 def small_fit():
     """Run ``tests/small_fit.py`` in a fresh process: ``small_fit(mode, **environment)`` gives
     its JSON output as a dict. ``mode`` is ``"reproducible"`` or ``"native"``; each keyword sets
-    an environment variable, or removes it when None; ``ONEDNN_MAX_CPU_ISA``, ``XLA_FLAGS`` and
-    ``TF_XLA_FLAGS`` are removed unless given, so that only the mode chooses the arithmetic."""
+    an environment variable, or removes it when None; ``TF_ENABLE_ONEDNN_OPTS``,
+    ``ONEDNN_MAX_CPU_ISA``, ``XLA_FLAGS`` and ``TF_XLA_FLAGS`` are removed unless given, so that
+    only the mode chooses the arithmetic."""
     def run(mode: str, **environment: str | None) -> dict:
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-        for name in ("ONEDNN_MAX_CPU_ISA", "XLA_FLAGS", "TF_XLA_FLAGS"):
+        for name in ("TF_ENABLE_ONEDNN_OPTS", "ONEDNN_MAX_CPU_ISA", "XLA_FLAGS", "TF_XLA_FLAGS"):
             env.pop(name, None)
         for name, value in environment.items():
             if value is None:

@@ -17,7 +17,7 @@ import sys
 
 
 def main(mode: str) -> None:
-    from dkm.arithmetic import use_reproducible_arithmetic
+    from dkm.arithmetic import reproducible_environment, use_reproducible_arithmetic
 
     if mode == "reproducible":
         use_reproducible_arithmetic()
@@ -40,8 +40,10 @@ def main(mode: str) -> None:
         "weights": weights.hexdigest(),
         "loss": [float(v).hex() for v in model.history_["loss"]],
         "pretrain_loss": [float(v).hex() for v in model.history_["pretrain_loss"]],
-        "environment": {k: os.environ[k] for k in ("ONEDNN_MAX_CPU_ISA", "XLA_FLAGS",
-                                                   "OMP_NUM_THREADS") if k in os.environ},
+        # the mode's own settings: not the cache's folder or the thread pools, which differ
+        # between machines and runs without changing the bits
+        "environment": {k: os.environ[k] for k in reproducible_environment({})
+                        if k in os.environ},
         "cpu": cpu_identity(),
     }, indent=1))
 

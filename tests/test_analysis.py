@@ -23,6 +23,7 @@ from dkm.book.analysis import (
     precision_effect, reproducible_fits, reproducible_fits_between_cpus, seed_differences,
     side_by_side, warm_rate, FIT_PARTS,
 )
+from dkm.arithmetic import reproducible_environment
 from dkm.protocol import paper
 from dkm.protocol.results import new_record, records_to_dataframe
 
@@ -745,22 +746,27 @@ def test_the_paper_s_effect_size_inside_our_interval_is_marked():
     assert magnitude_grid(checked).iloc[0, 0].endswith(f"✓ {SIZE_SYMBOLS[True]}")
 
 
-def test_audits_keep_the_last_audit_of_each_record(tmp_path):
-    def line(verdict, rerun_acc, provenance):
+def test_audits_keep_the_last_audit_of_each_record_on_each_cpu(tmp_path):
+    def line(verdict, rerun_acc, provenance, cpu="here"):
         return json.dumps({"dataset": "usps", "method": "km", "seed": 1, "config_hash": "h",
                            "verdict": verdict, "reason": "r", "score_differences": ["x"],
                            "recorded_test": {"acc": 0.5}, "rerun_test": {"acc": rerun_acc},
                            "recorded_provenance": provenance,
-                           "rerun_provenance": {"cpu": "here"}})
+                           "rerun_provenance": {"cpu": cpu}})
 
     (tmp_path / "audit-usps.jsonl").write_text(
         line("different", 0.4, {"device": "CPU: old"}) + "\n"
         + line("last bits", 0.5, {"cpu": "there", "arithmetic": {}}) + "\n")
+    (tmp_path / "audit-usps-elsewhere.jsonl").write_text(
+        line("different", 0.3, {"device": "CPU: old"}, cpu="elsewhere") + "\n")
     audited = analysis.audits(tmp_path)
-    assert audited.to_dict("records") == [{
-        "dataset": "usps", "method": "km", "seed": 1, "verdict": "last bits", "recorded": 50.0,
-        "rerun": 50.0, "scores_differing": 1, "record_names_arithmetic": True,
-        "record_cpu": "there", "rerun_cpu": "here", "reason": "r"}]
+    assert audited.to_dict("records") == [
+        {"dataset": "usps", "method": "km", "seed": 1, "verdict": "different", "recorded": 50.0,
+         "rerun": 30.0, "scores_differing": 1, "record_names_arithmetic": False,
+         "record_cpu": "CPU: old", "rerun_cpu": "elsewhere", "reason": "r"},
+        {"dataset": "usps", "method": "km", "seed": 1, "verdict": "last bits", "recorded": 50.0,
+         "rerun": 50.0, "scores_differing": 1, "record_names_arithmetic": True,
+         "record_cpu": "there", "rerun_cpu": "here", "reason": "r"}]
     assert analysis.audits(tmp_path / "none").empty
 
 
@@ -814,11 +820,13 @@ def test_side_by_side_takes_medians_and_the_median_of_the_pairs_ratios():
 
 def test_reproducible_fits_compare_each_part_of_each_cpus_last_fit_with_the_fixture(tmp_path):
     fixture = {"labels": "ab", "centers": np.float32([2.0, 4.0]).tobytes().hex(), "weights": "w",
-               "loss": ["0x1p+0"],
-               "pretrain_loss": ["0x1p+1"], "environment": {"OMP_NUM_THREADS": "1"}, "cpu": "A"}
+               "loss": ["0x1p+0"], "pretrain_loss": ["0x1p+1"],
+               "environment": reproducible_environment({}), "cpu": "A"}
     (tmp_path / "fixture.json").write_text(json.dumps(fixture))
     lines = [{"mode": "reproducible", **fixture, "cpu": "B", "labels": "cd"},
              {"mode": "reproducible", **fixture, "cpu": "B"},  # the last line of B's counts
+             # made in earlier settings of the mode: left out
+             {"mode": "reproducible", **fixture, "cpu": "B", "environment": {}, "labels": "ef"},
              {"mode": "native", **fixture, "cpu": "B", "environment": {}},
              {"mode": "native", **fixture, "cpu": "B", "loss": ["0x1.8p+0"],
               "centers": np.float32([2.0, 5.0]).tobytes().hex()}]
@@ -835,7 +843,7 @@ def test_reproducible_fits_compare_each_part_of_each_cpus_last_fit_with_the_fixt
 
 def test_reproducible_fits_between_cpus_compare_the_last_fits_of_each_pair_in_each_mode(tmp_path):
     fit = {"labels": "ab", "centers": "00", "weights": "w", "loss": ["0x1p+0"],
-           "pretrain_loss": ["0x1p+1"], "environment": {}}
+           "pretrain_loss": ["0x1p+1"], "environment": reproducible_environment({})}
     lines = [{"mode": "reproducible", **fit, "cpu": "B", "weights": "v"},
              {"mode": "reproducible", **fit, "cpu": "B"},  # the last line of B's counts
              {"mode": "reproducible", **fit, "cpu": "A", "pretrain_loss": ["0x1.8p+1"]},

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 
 from dkm.arithmetic import (REPRODUCIBLE_ISA, is_reproducible, reproducible_environment,
                             use_reproducible_arithmetic)
+from dkm.compilation import compilation_cache_directory
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = REPO_ROOT / "tests" / "fixtures" / "reproducible-dkm-p.json"
@@ -23,13 +25,18 @@ FIXTURE = REPO_ROOT / "tests" / "fixtures" / "reproducible-dkm-p.json"
 
 def test_the_environment_caps_onednn_and_xla_and_keeps_other_xla_flags():
     environment = reproducible_environment(
-        {"XLA_FLAGS": "--xla_cpu_enable_fast_math=false --xla_cpu_max_isa=AVX512"})
+        {"XLA_FLAGS": "--xla_cpu_enable_fast_math=false --xla_cpu_max_isa=AVX512 "
+                      "--xla_cpu_enable_platform_dependent_math=true"})
     assert environment == {
+        "TF_ENABLE_ONEDNN_OPTS": "0",
         "ONEDNN_MAX_CPU_ISA": REPRODUCIBLE_ISA,
-        "XLA_FLAGS": "--xla_cpu_enable_fast_math=false --xla_cpu_max_isa=AVX2",
+        "XLA_FLAGS": "--xla_cpu_enable_fast_math=false --xla_cpu_max_isa=AVX2 "
+                     "--xla_cpu_enable_platform_dependent_math=false",
         "OMP_NUM_THREADS": "1"}
     assert is_reproducible(environment)
     assert not is_reproducible({**environment, "XLA_FLAGS": ""})  # XLA not capped
+    assert not is_reproducible({**environment, "XLA_FLAGS": "--xla_cpu_max_isa=AVX2"})
+    assert not is_reproducible({**environment, "TF_ENABLE_ONEDNN_OPTS": "1"})
     assert not is_reproducible({**environment, "OMP_NUM_THREADS": "2"})
     assert not is_reproducible({})
 
@@ -37,7 +44,7 @@ def test_the_environment_caps_onednn_and_xla_and_keeps_other_xla_flags():
 def test_it_must_be_chosen_before_tensorflow_starts(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorflow", object())
     with pytest.raises(RuntimeError, match="before TensorFlow is imported; start Python with "
-                                           "ONEDNN_MAX_CPU_ISA='AVX2'"):
+                                           "TF_ENABLE_ONEDNN_OPTS='0' ONEDNN_MAX_CPU_ISA='AVX2'"):
         use_reproducible_arithmetic()
 
 
@@ -72,3 +79,22 @@ def test_one_or_two_intra_op_threads_give_the_same_fit(small_fit):
     one, two = (small_fit("native", TF_NUM_INTRAOP_THREADS=str(n), OMP_NUM_THREADS="1")
                 for n in (1, 2))
     assert _comparable(one) == _comparable(two)
+
+
+def test_the_mode_chosen_after_importing_the_package_compiles_into_its_own_cache(tmp_path):
+    # `import dkm` chooses the cache folder from the native arithmetic; TensorFlow's cache does
+    # not tell executables of other XLA flags apart, so the mode must move to its own folder
+    script = ("import os, dkm\n"
+              "from dkm.arithmetic import use_reproducible_arithmetic\n"
+              "native = os.environ['TF_XLA_FLAGS']\n"
+              "use_reproducible_arithmetic()\n"
+              "print(native)\nprint(os.environ['TF_XLA_FLAGS'])\n")
+    env = {**os.environ, "DKM_XLA_CACHE": str(tmp_path), "TF_XLA_FLAGS": ""}
+    for name in reproducible_environment({}):
+        env.pop(name, None)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    native, chosen = done.stdout.split("\n")[:2]
+    expected = compilation_cache_directory({**env, **reproducible_environment(env)})
+    assert chosen == f"--tf_xla_persistent_cache_directory={expected}" != native

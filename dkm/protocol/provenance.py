@@ -15,7 +15,7 @@ import socket
 import numpy as np
 
 import dkm
-from dkm.arithmetic import VECTOR_EXTENSIONS, cpuinfo_fields
+from dkm.kernel_settings import VECTOR_EXTENSIONS, cpuinfo_fields
 from dkm.checkpoints import code_version
 from dkm.compilation import arithmetic_environment
 
@@ -54,7 +54,7 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
     -------
     dict
         ``vector_extensions``: the CPU's flags among :data:`VECTOR_EXTENSIONS`;
-        ``environment``: each of :data:`dkm.arithmetic.ARITHMETIC_VARIABLES` that is set, with
+        ``environment``: each of :data:`dkm.kernel_settings.ARITHMETIC_VARIABLES` that is set, with
         its value (oneDNN's and XLA's instruction-set caps, the thread counts),
         leaving out the compilation cache's folder (:mod:`dkm.compilation`);
         ``intra_op_threads`` and ``inter_op_threads``: TensorFlow's thread pools

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dkm.arithmetic import is_reproducible
+
 
 def check_runs(name: str, directory: str | Path = "benchmarks/results") -> list[dict[str, Any]]:
     """The runs of a check script (``benchmarks/check_*.py``), read from ``<directory>/<name>.jsonl``.
@@ -228,7 +230,7 @@ def audits(directory: str | Path = "benchmarks/results") -> pd.DataFrame:
     """The audits of committed records (``python -m dkm audit --output``), one row each.
 
     Read from every ``<directory>/audit-*.jsonl``; of a record audited more than
-    once, the last audit. Columns: ``dataset``, ``method``, ``seed``, ``verdict``
+    once on the same CPU, the last audit (one row per record and rerun CPU). Columns: ``dataset``, ``method``, ``seed``, ``verdict``
     (``"same"``, ``"last bits"``, ``"different"``), ``recorded`` and ``rerun``
     (test ACC, percent), ``scores_differing`` (how many of the record's scores
     differ), ``record_names_arithmetic`` (whether the record names its vector
@@ -237,7 +239,7 @@ def audits(directory: str | Path = "benchmarks/results") -> pd.DataFrame:
     """
     lines = [line for path in sorted(Path(directory).glob("audit-*.jsonl"))
              for line in check_runs(path.stem, directory)]
-    last = {line["config_hash"]: line for line in lines}
+    last = {(line["config_hash"], line["rerun_provenance"].get("cpu")): line for line in lines}
     rows = [{"dataset": a["dataset"], "method": a["method"], "seed": a["seed"],
              "verdict": a["verdict"], "recorded": 100 * a["recorded_test"]["acc"],
              "rerun": 100 * a["rerun_test"]["acc"],
@@ -264,8 +266,10 @@ def _same_parts(line: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, 
 
 
 def _last_fits(directory: str | Path) -> dict[tuple[str, str], Mapping[str, Any]]:
-    """The last line of ``reproducible-fits.jsonl`` for each CPU and mode."""
-    return {(line["cpu"], line["mode"]): line for line in check_runs("reproducible-fits", directory)}
+    """The last line of ``reproducible-fits.jsonl`` for each CPU and mode; a reproducible fit
+    counts only in the mode's present settings (:func:`dkm.arithmetic.is_reproducible`)."""
+    return {(line["cpu"], line["mode"]): line for line in check_runs("reproducible-fits", directory)
+            if line["mode"] == "native" or is_reproducible(line["environment"])}
 
 
 def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFrame:
@@ -281,7 +285,8 @@ def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFram
     Returns
     -------
     pandas.DataFrame
-        One row per CPU and mode (the last line of each): ``cpu``, ``mode``
+        One row per CPU and mode (the last line of each; reproducible fits made in
+        earlier settings of the mode are left out): ``cpu``, ``mode``
         (``"reproducible"``, ``"native"``), then for each part of
         :data:`FIT_PARTS` whether it is the fixture's, bit for bit, and
         ``centres_relative``, the largest relative difference of a centre's
@@ -312,7 +317,8 @@ def reproducible_fits_between_cpus(directory: str | Path) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per mode and pair of CPUs that ran it (the last line of each):
+        One row per mode and pair of CPUs that ran it (the last line of each, as in
+        :func:`reproducible_fits`):
         ``mode``, ``first`` and ``second`` (the CPUs, in sorted order), then
         for each part of :data:`FIT_PARTS` whether the two fits have it bit
         for bit. Empty when no mode was run on two CPUs.
