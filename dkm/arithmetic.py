@@ -24,7 +24,7 @@ bits.
 The caps are environment variables that oneDNN, XLA and OpenMP read when they
 start: :func:`use_reproducible_arithmetic` sets them, limits the thread pools
 of libraries loaded already and moves the compilation cache to the mode's own
-folder (:func:`dkm.compilation.follow_arithmetic`), and must run before
+folder (:func:`dkm.compilation.use_compilation_cache`), and must run before
 TensorFlow is imported (``python -m dkm run --reproducible`` does). A record names them in its
 provenance (:func:`dkm.protocol.provenance.arithmetic_settings`). No TensorFlow
 needed.
@@ -35,7 +35,7 @@ import os
 import sys
 from collections.abc import Mapping
 
-from dkm.compilation import follow_arithmetic
+from dkm.compilation import use_compilation_cache
 from dkm.kernel_settings import cpuinfo_fields
 
 __all__ = ["REPRODUCIBLE_ISA", "REPRODUCIBLE_XLA_FLAGS", "reproducible_environment",
@@ -99,9 +99,8 @@ def use_reproducible_arithmetic(cpuinfo: str | None = None) -> None:
     flags = cpuinfo_fields(cpuinfo).get("flags")
     if flags is not None and "avx2" not in flags.split():
         raise RuntimeError("this CPU has no AVX2: the reproducible arithmetic cannot run here")
-    previous = dict(os.environ)
     os.environ.update(reproducible_environment())
-    follow_arithmetic(previous)  # another arithmetic: other compiled epochs
+    use_compilation_cache()  # another arithmetic: its own compiled epochs
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)  # the OpenMP and BLAS pools of the libraries loaded already

@@ -51,7 +51,7 @@ from pathlib import Path
 from dkm.kernel_settings import ARITHMETIC_VARIABLES, cpuinfo_fields
 
 __all__ = ["CACHE_VARIABLE", "arithmetic_environment", "compilation_cache_directory",
-           "follow_arithmetic", "use_compilation_cache"]
+           "use_compilation_cache"]
 
 #: The environment variable naming the cache's root folder, or ``off``.
 CACHE_VARIABLE = "DKM_XLA_CACHE"
@@ -113,38 +113,53 @@ def compilation_cache_directory(environ: Mapping[str, str] = os.environ,
         ``ROOT/<16 hex digits>``; None when ``DKM_XLA_CACHE`` is ``off``, or when
         no installed TensorFlow names its version.
     """
+    root = _cache_root(environ)
+    if root is None:
+        return None
+    if tensorflow is None:
+        tensorflow = _installed_tensorflow()
+        if tensorflow is None:
+            return None
+    return root / _arithmetic_key(environ, cpuinfo, tensorflow)
+
+
+def _cache_root(environ: Mapping[str, str]) -> Path | None:
+    """The folder that holds one folder per arithmetic; None when the cache is off."""
     root = environ.get(CACHE_VARIABLE, "").strip()
     if root.lower() == "off":
         return None
     if not root:
         base = environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
         root = str(Path(base) / "dkm" / "xla")
-    if tensorflow is None:
-        tensorflow = _installed_tensorflow()
-        if tensorflow is None:
-            return None
-    return Path(root).expanduser() / _arithmetic_key(environ, cpuinfo, tensorflow)
+    return Path(root).expanduser()
 
 
 def use_compilation_cache() -> Path | None:
     """Point TensorFlow's persistent XLA cache at :func:`compilation_cache_directory`.
 
-    Adds the flag to ``TF_XLA_FLAGS`` unless it names a cache folder already;
-    does nothing when the cache is off. A folder that cannot be created or
+    Adds the flag to ``TF_XLA_FLAGS``, or moves a flag that names another folder
+    of the package's root (one chosen for another arithmetic, by this process
+    before its arithmetic changed, or by the process that started it) to this
+    environment's folder: TensorFlow's cache does not tell executables compiled
+    under other XLA flags apart. A folder named elsewhere (the user's) is kept.
+    Does nothing when the cache is off. A folder that cannot be created or
     written to turns the cache off with a warning (TensorFlow would otherwise
     fail the compilation that tries to save into it). Has an effect only before
-    TensorFlow creates its first tensor.
+    TensorFlow creates its first tensor, so :func:`dkm.arithmetic.use_reproducible_arithmetic`
+    calls it again after changing the arithmetic.
 
     Returns
     -------
     pathlib.Path or None
-        The folder in use (the one ``TF_XLA_FLAGS`` names, when it names one);
-        None when the cache is off.
+        The folder in use (the one ``TF_XLA_FLAGS`` names, when it names the
+        user's); None when the cache is off.
     """
     flags = os.environ.get("TF_XLA_FLAGS", "").split()
-    named = [flag.partition("=")[2] for flag in flags if flag.startswith(_FLAG + "=")]
-    if named:
-        return Path(named[-1])
+    root = _cache_root(os.environ)
+    named = [Path(flag.partition("=")[2]) for flag in flags if flag.startswith(_FLAG + "=")]
+    if named and named[-1].parent != root:
+        return named[-1]
+    flags = [flag for flag in flags if not flag.startswith(_FLAG + "=")]
     directory = compilation_cache_directory()
     if directory is None:
         return None
@@ -153,31 +168,7 @@ def use_compilation_cache() -> Path | None:
         warnings.warn(f"the XLA compilation cache {directory} cannot be written to: every "
                       f"epoch function is compiled afresh; set {CACHE_VARIABLE} to a writable "
                       f"folder, or to 'off'", RuntimeWarning, stacklevel=2)
+        os.environ["TF_XLA_FLAGS"] = " ".join(flags)
         return None
     os.environ["TF_XLA_FLAGS"] = " ".join([*flags, f"{_FLAG}={directory}"])
     return directory
-
-
-def follow_arithmetic(previous: Mapping[str, str]) -> Path | None:
-    """Move the cache to the current arithmetic's folder after its variables changed.
-
-    The package chooses its folder when it is imported (:func:`use_compilation_cache`),
-    from the variables that choose kernels; :func:`dkm.arithmetic.use_reproducible_arithmetic`
-    changes them later. TensorFlow's cache does not tell executables compiled under
-    other XLA flags apart, so a folder kept from before the change would hand the
-    new arithmetic the old one's compiled epochs. The flag that chose the folder of
-    ``previous`` (the environment before the change) is replaced by the current
-    environment's; a folder that ``TF_XLA_FLAGS`` names otherwise (the user's) stays.
-    Has an effect only before TensorFlow creates its first tensor.
-
-    Returns
-    -------
-    pathlib.Path or None
-        As :func:`use_compilation_cache`.
-    """
-    chosen = compilation_cache_directory(previous)
-    if chosen is not None:
-        own = f"{_FLAG}={chosen}"
-        flags = os.environ.get("TF_XLA_FLAGS", "").split()
-        os.environ["TF_XLA_FLAGS"] = " ".join(flag for flag in flags if flag != own)
-    return use_compilation_cache()

@@ -82,14 +82,16 @@ def test_one_or_two_intra_op_threads_give_the_same_fit(small_fit):
 
 
 def test_the_mode_chosen_after_importing_the_package_compiles_into_its_own_cache(tmp_path):
-    # `import dkm` chooses the cache folder from the native arithmetic; TensorFlow's cache does
-    # not tell executables of other XLA flags apart, so the mode must move to its own folder
+    # `import dkm` chooses the cache folder from the native arithmetic (here, in place of one
+    # handed down by a parent process of another arithmetic); TensorFlow's cache does not tell
+    # executables of other XLA flags apart, so the mode must move to its own folder
     script = ("import os, dkm\n"
               "from dkm.arithmetic import use_reproducible_arithmetic\n"
               "native = os.environ['TF_XLA_FLAGS']\n"
               "use_reproducible_arithmetic()\n"
               "print(native)\nprint(os.environ['TF_XLA_FLAGS'])\n")
-    env = {**os.environ, "DKM_XLA_CACHE": str(tmp_path), "TF_XLA_FLAGS": ""}
+    inherited = f"--tf_xla_persistent_cache_directory={tmp_path / '0123456789abcdef'}"
+    env = {**os.environ, "DKM_XLA_CACHE": str(tmp_path), "TF_XLA_FLAGS": inherited}
     for name in reproducible_environment({}):
         env.pop(name, None)
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
@@ -97,4 +99,5 @@ def test_the_mode_chosen_after_importing_the_package_compiles_into_its_own_cache
     assert done.returncode == 0, done.stderr[-2000:]
     native, chosen = done.stdout.split("\n")[:2]
     expected = compilation_cache_directory({**env, **reproducible_environment(env)})
+    assert native == f"--tf_xla_persistent_cache_directory={compilation_cache_directory(env)}"
     assert chosen == f"--tf_xla_persistent_cache_directory={expected}" != native
