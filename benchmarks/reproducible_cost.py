@@ -1,13 +1,12 @@
-"""What the reproducible arithmetic costs on this CPU: the package's kernels capped at AVX2 and
-one OpenMP thread (``dkm.arithmetic``, ``python -m dkm run --reproducible``) against its native
-kernels.
+"""What the reproducible arithmetic costs on this CPU: the same kernels on every x86-64 CPU
+(``dkm.arithmetic``, ``python -m dkm run --reproducible``) against the package's native ones.
 
 The package trains USPS DKM^p for one seed, float32 products, in processes of its own taking
 turns (native, reproducible, then reproducible, native, ...), with the same pretraining and
 fine-tuning epochs, as ``vs_authors.py``'s package side does (its processes, marks and table);
 each mode's compiled epochs come from a compilation cache that one untimed run of that mode
-filled first. On a CPU whose widest vector set is AVX2 the two modes run the same kernels; on a
-wider one (AVX-512) the cap is what the bits of a record any x86-64 CPU can rerun cost. Each
+filled first. The mode's settings (AVX2 caps, no oneDNN, no platform-dependent math in XLA)
+change the kernels on every CPU, the more where the native ones use wider vectors. Each
 line printed names the CPU. Pause other work on the machine while it runs: the figures are wall
 times.
 

@@ -48,9 +48,10 @@ def _positive_int(text: str) -> int:
 
 def _add_reproducible_option(command: argparse.ArgumentParser) -> None:
     command.add_argument("--reproducible", action="store_true",
-                         help="cap oneDNN's and XLA's kernels at AVX2 and OpenMP at one "
-                              "thread, so that CPUs of other instruction sets run the same "
-                              "kernels (dkm.arithmetic); recorded in the records' provenance")
+                         help="turn TensorFlow's oneDNN kernels off, cap XLA's at AVX2 "
+                              "without its platform-dependent math and OpenMP at one thread, "
+                              "so that CPUs of other instruction sets run the same kernels "
+                              "(dkm.arithmetic); recorded in the records' provenance")
 
 
 def build_parser() -> argparse.ArgumentParser:
