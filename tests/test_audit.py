@@ -12,9 +12,9 @@ from dkm.protocol.audit import audit_record, differences, rerun
 
 SMALL = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
 
-AVX512 = {"vector_extensions": ["avx2", "avx512f"], "environment": {},
+AVX512 = {"vector_extensions": ["avx2", "avx512f"], "environment": {}, "onednn": True,
           "intra_op_threads": 0, "inter_op_threads": 0}
-AVX2 = {"vector_extensions": ["avx2"], "environment": {"OMP_NUM_THREADS": "1"},
+AVX2 = {"vector_extensions": ["avx2"], "environment": {"OMP_NUM_THREADS": "1"}, "onednn": False,
         "intra_op_threads": 0, "inter_op_threads": 0}
 @pytest.fixture(scope="module")
 def digits():
@@ -34,10 +34,14 @@ def test_differences_name_the_instruction_sets_the_settings_the_libraries_and_th
         "vector instruction sets: recorded on AuthenticAMD family 25 model 17 stepping 1, "
         "avx512f (avx2 avx512f), rerun on AuthenticAMD family 25 model 1 stepping 1, avx2 (avx2)",
         "settings: OMP_NUM_THREADS unset → 1",
+        "TensorFlow's oneDNN kernels: on → off",
         "libraries: tensorflow 2.20.0 → 2.21.0",
         "code: aaaaaaaaaaaa → bbbbbbbbbbbb",
     )
     assert differences(HERE, HERE) == ()
+    # a record made before records said whether oneDNN ran: nothing to compare
+    unsaid = {**recorded, "arithmetic": {k: v for k, v in AVX512.items() if k != "onednn"}}
+    assert "TensorFlow's oneDNN kernels: on → off" not in differences(unsaid, HERE)
 
 
 def test_a_record_without_its_arithmetic_names_only_its_cpu():

@@ -145,7 +145,8 @@ def differences(recorded: Mapping[str, Any], here: Mapping[str, Any]) -> tuple[s
 
     In this order: the CPU's vector instruction sets (or, for a record that does
     not name them, its CPU), the settings of the arithmetic (instruction-set
-    caps, thread counts), the libraries and the code.
+    caps, thread counts; whether TensorFlow ran its oneDNN kernels, where both
+    records say), the libraries and the code.
     """
     found = []
     before, after = recorded.get("arithmetic"), here.get("arithmetic")
@@ -165,6 +166,10 @@ def differences(recorded: Mapping[str, Any], here: Mapping[str, Any]) -> tuple[s
                    if before["environment"].get(name) != after["environment"].get(name)]
         if changed:
             found.append("settings: " + ", ".join(changed))
+        onednn = before.get("onednn"), after.get("onednn")
+        if None not in onednn and onednn[0] != onednn[1]:
+            found.append("TensorFlow's oneDNN kernels: "
+                         + " → ".join("on" if on else "off" for on in onednn))
     libraries = [f"{name} {recorded[name]} → {here[name]}" for name in
                  ("tensorflow", "numpy", "scikit_learn", "python")
                  if name in recorded and recorded[name] != here.get(name)]

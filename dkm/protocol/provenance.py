@@ -57,6 +57,9 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
         ``environment``: each of :data:`dkm.kernel_settings.ARITHMETIC_VARIABLES` that is set, with
         its value (oneDNN's and XLA's instruction-set caps, the thread counts),
         leaving out the compilation cache's folder (:mod:`dkm.compilation`);
+        ``onednn``: whether TensorFlow runs its oneDNN kernels (by default only on
+        CPUs with VNNI, bfloat16 or AMX instructions; ``TF_ENABLE_ONEDNN_OPTS``
+        decides otherwise), None where TensorFlow does not say;
         ``intra_op_threads`` and ``inter_op_threads``: TensorFlow's thread pools
         (0: one thread per core).
     """
@@ -66,9 +69,21 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
     return {
         "vector_extensions": [isa for isa in VECTOR_EXTENSIONS if isa in flags],
         "environment": arithmetic_environment(),
+        "onednn": _onednn_enabled(),
         "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
         "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
     }
+
+
+def _onednn_enabled() -> bool | None:
+    """Whether TensorFlow's oneDNN kernels are on, as TensorFlow itself decided (its
+    ``IsMklEnabled``, not a public API: None where it is missing)."""
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+    except ImportError:
+        return None
+    enabled = getattr(_pywrap_util_port, "IsMklEnabled", None)
+    return bool(enabled()) if enabled is not None else None
 
 
 def cpu_identity(cpuinfo: str | None = None) -> str:
