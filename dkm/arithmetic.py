@@ -8,8 +8,8 @@ thousands of steps. TensorFlow turns its oneDNN kernels on by default only on
 CPUs with neural-network instructions (AVX512_VNNI, AVX512_BF16, AVX_VNNI or
 AMX: ``DefaultOneDnnPolicy`` in TensorFlow's ``port.cc``) and runs its own
 (Eigen's) kernels elsewhere. And XLA's "platform dependent math", on by default,
-chooses how it computes functions such as ``exp`` by platform, "at the expense
-of consistent results across CPUs" (its flag's description). The reproducible
+may give "faster code at the expense of consistent results across CPUs" (its
+flag's description). The reproducible
 arithmetic therefore turns TensorFlow's oneDNN kernels off
 (``TF_ENABLE_ONEDNN_OPTS=0``) and caps oneDNN at AVX2 wherever it still runs,
 caps XLA at AVX2 (an instruction set every x86-64 server and desktop CPU of the
@@ -21,13 +21,13 @@ number. TensorFlow's own thread pools do not change the bits
 test compares, on each machine the tests run on, a small fit with a fixture's
 bits.
 
-The caps are environment variables that oneDNN, XLA and OpenMP read when they
-start: :func:`use_reproducible_arithmetic` sets them, limits the thread pools
-of libraries loaded already and moves the compilation cache to the mode's own
-folder (:func:`dkm.compilation.use_compilation_cache`), and must run before
-TensorFlow is imported (``python -m dkm run --reproducible`` does). A record names them in its
-provenance (:func:`dkm.protocol.provenance.arithmetic_settings`). No TensorFlow
-needed.
+The settings are environment variables that TensorFlow, oneDNN, XLA and OpenMP
+read when they start: :func:`use_reproducible_arithmetic` sets them, limits the
+thread pools of libraries loaded already and moves the compilation cache to the
+mode's own folder (:func:`dkm.compilation.use_compilation_cache`), and must run
+before TensorFlow is imported (``python -m dkm run --reproducible`` does). A
+record names them in its provenance
+(:func:`dkm.protocol.provenance.arithmetic_settings`). No TensorFlow needed.
 """
 from __future__ import annotations
 
