@@ -21,7 +21,7 @@ from dkm.book.analysis import (
     standin_rows, standin_runs, standin_same_errors, standin_spread, standin_throughput,
     standin_tradeoff_points, standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given,
     precision_effect, reproducible_fits, reproducible_fits_between_cpus, seed_differences,
-    side_by_side, warm_rate, FIT_PARTS,
+    side_by_side, warm_rate, FIT_PARTS, in_present_settings,
 )
 from dkm.arithmetic import reproducible_environment
 from dkm.protocol import paper
@@ -858,3 +858,12 @@ def test_reproducible_fits_between_cpus_compare_the_last_fits_of_each_pair_in_ea
     assert pairs.loc[("B", "C")].drop("mode").to_dict() == {
         **dict.fromkeys(FIT_PARTS, True), "centres": False}
     assert reproducible_fits_between_cpus(tmp_path / "none").empty
+
+
+def test_a_line_counts_natively_or_in_the_modes_present_settings_only():
+    assert in_present_settings({"mode": "native", "environment": {}})
+    present = reproducible_environment({})
+    assert in_present_settings({"mode": "reproducible", "environment": present})
+    earlier = {"ONEDNN_MAX_CPU_ISA": "AVX2", "XLA_FLAGS": "--xla_cpu_max_isa=AVX2",
+               "OMP_NUM_THREADS": "1"}
+    assert not in_present_settings({"mode": "reproducible", "environment": earlier})

@@ -48,10 +48,11 @@ check scripts, :func:`rerun_gaps` compares reruns with the records they
 repeat, :func:`repeated_runs` finds the configurations recorded twice,
 :func:`reruns` gathers both kinds of rerun in one table (:func:`kept_reruns`
 reads those kept apart), :func:`reproducible_fits` what each CPU gave for the reproducible
-fixture's fit (:func:`reproducible_fits_between_cpus` sets the CPUs' fits side by side), and :func:`isa_probe_table` reads the probe of a
-snapshot's arithmetic on this machine; :func:`standin_check_error`, :func:`standin_throughput` and
-:func:`standin_runs` read the GPU stand-in's measurements, and
-:func:`standin_ratio_range`, :func:`standin_spread` and
+fixture's fit (:func:`reproducible_fits_between_cpus` sets the CPUs' fits side by side;
+:func:`in_present_settings` tells a benchmark's line made in an earlier version of the mode),
+and :func:`isa_probe_table` reads the probe of a snapshot's arithmetic on this machine;
+:func:`standin_check_error`, :func:`standin_throughput` and :func:`standin_runs` read the GPU
+stand-in's measurements, and :func:`standin_ratio_range`, :func:`standin_spread` and
 :func:`standin_same_errors` summarise them; :func:`standin_precision_effect` compares the
 stand-in's scores in two matmul precisions, and :func:`standin_alpha_curves` and
 :func:`standin_alpha_scores` read its runs at each α, :func:`standin_rescaling_effect`
@@ -68,7 +69,8 @@ from __future__ import annotations
 from dkm.book.analysis._authors_code import AUTHORS_CODE_COLUMNS, authors_code_comparison
 from dkm.book.analysis._checks import (
     FIT_PARTS, audits, check_gap, check_runs, isa_probe_table, kept_reruns, protocol_gap,
-    repeated_runs, reproducible_fits, reproducible_fits_between_cpus, rerun_gaps, reruns,
+    in_present_settings, repeated_runs, reproducible_fits, reproducible_fits_between_cpus,
+    rerun_gaps, reruns,
 )
 from dkm.book.analysis._claims import (
     CLAIMS,
@@ -140,4 +142,4 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "standin_rows", "rerun_gaps", "authors_code_comparison", "AUTHORS_CODE_COLUMNS", "search_scores",
            "precision_effect", "seed_differences", "PRECISION_EFFECT_COLUMNS", "side_by_side",
            "warm_rate", "SIDE_BY_SIDE_MEASURES", "reproducible_fits",
-           "reproducible_fits_between_cpus", "FIT_PARTS"]
+           "reproducible_fits_between_cpus", "in_present_settings", "FIT_PARTS"]

@@ -230,9 +230,9 @@ def audits(directory: str | Path = "benchmarks/results") -> pd.DataFrame:
     """The audits of committed records (``python -m dkm audit --output``), one row each.
 
     Read from every ``<directory>/audit-*.jsonl``; of a record audited more than
-    once on the same CPU, the last audit (one row per record and rerun CPU). Columns: ``dataset``, ``method``, ``seed``, ``verdict``
-    (``"same"``, ``"last bits"``, ``"different"``), ``recorded`` and ``rerun``
-    (test ACC, percent), ``scores_differing`` (how many of the record's scores
+    once on the same CPU, the last audit (one row per record and rerun CPU).
+    Columns: ``dataset``, ``method``, ``seed``, ``verdict`` (``"same"``,
+    ``"last bits"``, ``"different"``), ``recorded`` and ``rerun`` (test ACC, percent), ``scores_differing`` (how many of the record's scores
     differ), ``record_names_arithmetic`` (whether the record names its vector
     instruction sets), ``record_cpu``, ``rerun_cpu`` and ``reason``. Empty when
     there is none.
@@ -265,11 +265,18 @@ def _same_parts(line: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, 
             for part, keys in FIT_PARTS.items()}
 
 
+def in_present_settings(line: Mapping[str, Any]) -> bool:
+    """Whether a benchmark's line (``mode`` and ``environment``) was made natively or in the
+    reproducible arithmetic's present settings (:func:`dkm.arithmetic.is_reproducible`), not in
+    an earlier version of the mode."""
+    return line["mode"] == "native" or is_reproducible(line["environment"])
+
+
 def _last_fits(directory: str | Path) -> dict[tuple[str, str], Mapping[str, Any]]:
-    """The last line of ``reproducible-fits.jsonl`` for each CPU and mode; a reproducible fit
-    counts only in the mode's present settings (:func:`dkm.arithmetic.is_reproducible`)."""
+    """The last line of ``reproducible-fits.jsonl`` for each CPU and mode, of those
+    :func:`in_present_settings`."""
     return {(line["cpu"], line["mode"]): line for line in check_runs("reproducible-fits", directory)
-            if line["mode"] == "native" or is_reproducible(line["environment"])}
+            if in_present_settings(line)}
 
 
 def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFrame:
