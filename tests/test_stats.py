@@ -55,6 +55,8 @@ def test_welch_interval_by_hand() -> None:
 
 def test_welch_interval_of_constant_samples_and_too_few_runs() -> None:
     assert welch_interval([2.0, 2.0], [1.0, 1.0, 1.0]) == (1.0, 1.0, 1.0)
+    # ten runs and three of the same value: their means round differently, the values do not
+    assert welch_interval([5.33577] * 10, [5.33577] * 3) == (0.0, 0.0, 0.0)
     difference, low, high = welch_interval([2.0, 2.0], [0.0, 1.0, 2.0])
     assert low < difference == 1.0 < high
     with pytest.raises(ValueError, match="at least 2 runs"):

@@ -195,7 +195,8 @@ def welch_interval(a: ArrayLike, b: ArrayLike,
     """Difference of two independent samples' means, ``mean(a) − mean(b)``, and its Welch
     t interval: for runs on different seeds, where no pairing removes what seeds share.
 
-    Two constant samples give the difference as both ends of the interval.
+    Two constant samples give the difference of their values as both ends of the interval
+    (not of their computed means, whose rounding differs with the number of runs).
 
     Raises
     ------
@@ -203,9 +204,10 @@ def welch_interval(a: ArrayLike, b: ArrayLike,
         If either sample has fewer than 2 runs.
     """
     first, second = _two_samples(a, b, "Welch's interval")
-    difference = float(first.mean() - second.mean())
     if _constant(first) and _constant(second):
+        difference = float(first[0] - second[0])
         return difference, difference, difference
+    difference = float(first.mean() - second.mean())
     low, high = _t_test(first, second, equal_var=False).confidence_interval(confidence)
     return difference, float(low), float(high)
 
