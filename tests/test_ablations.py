@@ -564,6 +564,8 @@ def test_difference_text_writes_the_interval_only_where_there_is_one():
         "+1.2 [−0.6, +3.0] points over 3 seeds")
     assert ablations.difference_text(one_seed, "points", seeds=True) == "−2.0 points on one seed"
     assert ablations.difference_text(table.iloc[1]) == "−2.0"
+    assert ablations.paired_difference_text((1.23, -0.61, 3.04, 3), "points") == (
+        "+1.2 [−0.6, +3.0] points")
 
 
 def test_and_list_joins_items_as_prose():

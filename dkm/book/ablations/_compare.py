@@ -156,6 +156,15 @@ def difference_text(row: Any, unit: str = "", seeds: bool = False) -> str:
     return text
 
 
+def paired_difference_text(difference: tuple[float, float, float, int], unit: str = "",
+                           seeds: bool = False) -> str:
+    """:func:`difference_text` of :func:`dkm.book.analysis.paired_difference`'s result, the
+    tuple ``(mean, low, high, pairs)``."""
+    mean, low, high, pairs = difference
+    return difference_text(pd.Series({"difference": mean, "low": low, "high": high,
+                                      "paired": pairs}), unit, seeds)
+
+
 def _bound_text(value: float) -> str:
     """An interval's end with one decimal, or as many more (up to three) as keep a nonzero end
     from reading as 0.0: ``−0.01``, not ``−0.0``, for a bound that just excludes zero."""
