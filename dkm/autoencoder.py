@@ -183,5 +183,14 @@ class Autoencoder(tf.Module):
                            self.products)
 
     def get_weights(self) -> list[np.ndarray]:
-        """Current weights as NumPy arrays (replica axis first)."""
-        return [p.numpy() for p in self.params]
+        """Current weights as read-only NumPy arrays (replica axis first).
+
+        The arrays share the memory of the values read instead of copying them,
+        so that the end of a fit does not hold the network's weights twice.
+        They keep those values if the network trains on: TensorFlow copies a
+        variable before updating it while a value read from it is alive.
+        """
+        arrays = [np.asarray(p.read_value()) for p in self.params]
+        for array in arrays:
+            array.flags.writeable = False
+        return arrays

@@ -491,6 +491,17 @@ def test_dataset_validates_its_fields(fields, message):
         Dataset(**{**valid, **fields})
 
 
+def test_a_datasets_features_start_on_a_64_byte_boundary():
+    features = np.arange(3 * 5, dtype=np.float32).reshape(3, 5)
+    unaligned = np.empty(features.nbytes + 68, np.uint8)
+    offset = (-unaligned.ctypes.data % 64) + 4
+    moved = unaligned[offset:offset + features.nbytes].view(np.float32).reshape(3, 5)
+    moved[...] = features
+    data = Dataset(moved, None, 2, "toy")
+    assert data.X.ctypes.data % 64 == 0 and data.X.flags.c_contiguous
+    np.testing.assert_array_equal(data.X, features)
+
+
 def test_from_arrays_maps_any_labels_to_integers():
     data = from_arrays([[1, 2], [3, 4], [5, 6]], ["b", "a", "b"], name="toy")
     assert data.X.dtype == np.float32 and data.y.tolist() == [1, 0, 1]

@@ -7,7 +7,8 @@ import pytest
 import tensorflow as tf
 
 from dkm.autoencoder import Architecture, Autoencoder, glorot_uniform_weights
-from dkm.training import Adam, BatchSampler, Reconstruction, Trainer, embed
+from dkm.data import from_arrays
+from dkm.training import Adam, BatchSampler, Reconstruction, Trainer, data_tensor, embed
 
 SMALL = Architecture(input_dim=8, embedding_dim=3, hidden_sizes=(16, 16, 32))
 
@@ -111,6 +112,33 @@ def test_training_is_deterministic():
     for a, b in zip(ae1.get_weights(), ae2.get_weights()):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(embed(ae1, tf.constant(x)), embed(ae2, tf.constant(x)))
+
+
+def test_the_data_tensor_holds_a_datasets_features_without_a_copy():
+    features = from_arrays(np.random.default_rng(0).normal(size=(64, 8)), n_clusters=2).X
+    assert np.shares_memory(np.asarray(data_tensor(features)), features)
+    for other in (features[:, :4], features.astype(np.float64), features[1:]):
+        tensor = data_tensor(other)  # a slice, another dtype, another boundary: copied
+        assert tensor.dtype == tf.float32
+        assert not np.shares_memory(np.asarray(tensor), features)
+        np.testing.assert_array_equal(tensor, other.astype(np.float32))
+
+
+@pytest.mark.parametrize("jit_compile", [True, False])
+def test_weights_read_out_keep_their_values_while_the_network_trains_on(jit_compile):
+    x = np.random.default_rng(1).uniform(-1, 1, (64, 8)).astype(np.float32)
+    autoencoder = Autoencoder(SMALL, [0])
+    trainer = Trainer(autoencoder, Reconstruction(), tf.constant(x), Adam(),
+                      jit_compile=jit_compile)
+    sampler = BatchSampler(64, 16, [0], "pretrain")
+    trainer.run_epoch(sampler.next_epoch())
+    read = autoencoder.get_weights()
+    values = [array.copy() for array in read]
+    assert not any(array.flags.writeable for array in read)
+    trainer.run_epoch(sampler.next_epoch())
+    for array, value in zip(read, values):
+        np.testing.assert_array_equal(array, value)
+    assert any(not np.array_equal(p.numpy(), v) for p, v in zip(autoencoder.params, values))
 
 
 def test_adam_state_carries_over():

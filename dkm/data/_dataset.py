@@ -49,6 +49,7 @@ class Dataset:
 
     def __post_init__(self) -> None:
         _check_features(self.X)
+        object.__setattr__(self, "X", _on_a_64_byte_boundary(self.X))
         _check_n_clusters(self.n_clusters, self.X.shape[0])
         if self.y is not None:
             _check_label_codes(self.y, self.X.shape[0], self.class_names)
@@ -94,6 +95,22 @@ def _check_features(X: object) -> None:
             f"numbers too large for float32; the first at row {row}, column {column}, "
             "counting from 0); remove or impute them"
         )
+
+
+def _on_a_64_byte_boundary(X: np.ndarray) -> np.ndarray:
+    """``X`` itself when it is C-contiguous and starts on a 64-byte boundary, else such a copy.
+
+    TensorFlow takes such an array as a tensor without copying it
+    (:func:`dkm.training.data_tensor`); a copy made by NumPy starts only on a
+    16-byte one.
+    """
+    if X.flags.c_contiguous and X.ctypes.data % 64 == 0:
+        return X
+    buffer = np.empty(X.nbytes + 64, np.uint8)
+    start = -buffer.ctypes.data % 64
+    aligned = buffer[start:start + X.nbytes].view(X.dtype).reshape(X.shape)
+    aligned[...] = X
+    return aligned
 
 
 def _check_n_clusters(n_clusters: object, n_samples: int) -> None:

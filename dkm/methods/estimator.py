@@ -32,7 +32,7 @@ from dkm.methods.common import LoopConfig, MethodResult, nearest_center
 from dkm.methods.config import jsonable
 from dkm.methods.pretraining import Pretrained
 from dkm.methods.template import fit_deep_method
-from dkm.training import LAYOUTS, SAMPLERS, embed, enable_determinism
+from dkm.training import LAYOUTS, SAMPLERS, data_tensor, embed, enable_determinism
 
 _MAX_SEED = 2**31 - 1
 
@@ -437,7 +437,7 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         loop = self._loop()
         architecture = loop.architecture(self.n_features_in_, self.cluster_centers_.shape[1])
         weights = [w[None] for w in self.autoencoder_weights_]
-        return embed(loop.autoencoder(architecture, [self.seed_], weights), tf.constant(X))
+        return embed(loop.autoencoder(architecture, [self.seed_], weights), data_tensor(X))
 
     def transform(self, X) -> np.ndarray:
         """Embeddings ``h(x)`` of ``X``, shape ``(n_samples, embedding_dim)``."""

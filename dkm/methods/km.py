@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from dkm.methods.common import LoopConfig, MethodResult, kmeans_per_replica, scale_epochs
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
-from dkm.training import embed
+from dkm.training import data_tensor, embed
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def fit_aekm(
     embedding_dim : int, optional
         Size of the embedding; the paper uses ``n_clusters``.
     """
-    data = tf.constant(X, tf.float32)
+    data = data_tensor(X)
     architecture = loop.architecture(X.shape[1], embedding_dim or n_clusters)
     autoencoder, _, history = initial_network(
         data, architecture, seeds, loop, config.pretrain_epochs, pretrained

@@ -20,7 +20,7 @@ import tensorflow as tf
 from dkm._atomic import atomic_write
 from dkm.autoencoder import Architecture, Autoencoder
 from dkm.methods.common import LoopConfig, run_epochs
-from dkm.training import Adam, BatchSampler, Reconstruction
+from dkm.training import Adam, BatchSampler, Reconstruction, data_tensor
 
 PAPER_PRETRAIN_EPOCHS = 50
 
@@ -202,14 +202,14 @@ def load_or_pretrain(
     """
     X = np.asarray(data, dtype=np.float32)
     if cache_dir is None:
-        return pretrain(tf.constant(X), architecture, seeds, epochs, loop)
+        return pretrain(data_tensor(X), architecture, seeds, epochs, loop)
     directory = Path(cache_dir)
     directory.mkdir(parents=True, exist_ok=True)
     key = pretraining_key(X, architecture, epochs, loop)
     paths = {int(seed): directory / f"pretrain-{key[:24]}-seed{int(seed)}.npz" for seed in seeds}
     missing = [seed for seed, path in paths.items() if not path.exists()]
     if missing:
-        trained = pretrain(tf.constant(X), architecture, missing, epochs, loop)
+        trained = pretrain(data_tensor(X), architecture, missing, epochs, loop)
         for replica, seed in enumerate(missing):
             _save_replica(paths[seed], trained, replica)
     return _stack_replicas([_load_replica(paths[int(seed)]) for seed in seeds])

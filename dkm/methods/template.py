@@ -19,7 +19,7 @@ import tensorflow as tf
 from dkm.autoencoder import Autoencoder
 from dkm.methods.common import LoopConfig, MethodResult, nearest_center, run_epochs
 from dkm.methods.pretraining import Pretrained, initial_network
-from dkm.training import BatchSampler, Objective, embed
+from dkm.training import BatchSampler, Objective, data_tensor, embed
 
 
 class DeepMethodConfig(Protocol):
@@ -112,7 +112,7 @@ def fit_deep_method(
         What the objective's :meth:`ClusteringObjective.result` makes of the
         trained network, with the pretraining's and the training's curves.
     """
-    data = tf.constant(X, tf.float32)
+    data = data_tensor(X)
     architecture = loop.architecture(X.shape[1], embedding_dim or n_clusters)
     autoencoder, optimizer, history = initial_network(
         data, architecture, seeds, loop, config.pretrain_epochs, pretrained,
