@@ -128,7 +128,7 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
     history_ : dict of str to ndarray
         Per-epoch training curves (loss and its terms).
     autoencoder_weights_ : list of ndarray
-        Weights of the trained autoencoder.
+        Weights of the trained autoencoder (read-only arrays; copy one to change it).
     embedding_ : ndarray of shape (n_samples, embedding_dim)
         Final embedding of every training point.
     seed_ : int
