@@ -49,7 +49,7 @@ class Dataset:
 
     def __post_init__(self) -> None:
         _check_features(self.X)
-        object.__setattr__(self, "X", _on_a_64_byte_boundary(self.X))
+        object.__setattr__(self, "X", aligned_float32(self.X))
         _check_n_clusters(self.n_clusters, self.X.shape[0])
         if self.y is not None:
             _check_label_codes(self.y, self.X.shape[0], self.class_names)
@@ -97,19 +97,21 @@ def _check_features(X: object) -> None:
         )
 
 
-def _on_a_64_byte_boundary(X: np.ndarray) -> np.ndarray:
-    """``X`` itself when it is C-contiguous and starts on a 64-byte boundary, else such a copy.
+def aligned_float32(values: np.ndarray) -> np.ndarray:
+    """``values`` as a C-contiguous float32 array that starts on a 64-byte boundary.
 
-    TensorFlow takes such an array as a tensor without copying it
-    (:func:`dkm.training.data_tensor`); a copy made by NumPy starts only on a
-    16-byte one.
+    ``values`` itself when it is one; otherwise a copy, converted to float32 in
+    the same pass. TensorFlow takes such an array as a tensor without copying
+    it (:func:`dkm.training.data_tensor`); an array NumPy allocates starts only
+    on a 16-byte one.
     """
-    if X.flags.c_contiguous and X.ctypes.data % 64 == 0:
-        return X
-    buffer = np.empty(X.nbytes + 64, np.uint8)
+    if values.dtype == np.float32 and values.flags.c_contiguous and values.ctypes.data % 64 == 0:
+        return values
+    nbytes = values.size * np.dtype(np.float32).itemsize
+    buffer = np.empty(nbytes + 64, np.uint8)
     start = -buffer.ctypes.data % 64
-    aligned = buffer[start:start + X.nbytes].view(X.dtype).reshape(X.shape)
-    aligned[...] = X
+    aligned = buffer[start:start + nbytes].view(np.float32).reshape(values.shape)
+    aligned[...] = values
     return aligned
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dkm.data._dataset import Dataset, _labelled
+from dkm.data._dataset import Dataset, _labelled, aligned_float32
 from dkm.data._fetch import _Options, _RemoteFile, _local_file, _reading
 
 _MNIST = _RemoteFile(
@@ -29,7 +29,7 @@ def _load_mnist(home: Path, options: _Options) -> Dataset:
     with _reading(_MNIST, path), np.load(path, allow_pickle=False) as archive:
         images = np.concatenate([archive["x_train"], archive["x_test"]])
         labels = np.concatenate([archive["y_train"], archive["y_test"]])
-    X = images.reshape(images.shape[0], -1).astype(np.float32)
+    X = aligned_float32(images.reshape(images.shape[0], -1))
     X /= np.float32(255)
     description = "MNIST: 70,000 handwritten digits (train + test), 28x28 pixels / 255"
     return _labelled(X, labels, "mnist", description)
