@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-import tensorflow as tf
 from sklearn.base import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
                           TransformerMixin, _fit_context)
 from sklearn.utils import check_array, check_random_state

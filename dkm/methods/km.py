@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
-import tensorflow as tf
 
 from dkm.methods.common import LoopConfig, MethodResult, kmeans_per_replica, scale_epochs
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
