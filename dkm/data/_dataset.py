@@ -21,6 +21,9 @@ class Dataset:
     ----------
     X : numpy.ndarray
         Features, float32 of shape ``(n_samples, n_features)``, all finite.
+        Stored C-contiguous on a 64-byte boundary, so that training reads them
+        without a copy (:func:`aligned_float32`): an array that is not so
+        stored is copied once here.
     y : numpy.ndarray or None
         Integer class labels ``0..C-1`` of shape ``(n_samples,)``, or ``None``
         for unlabelled data.
