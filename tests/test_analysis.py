@@ -325,6 +325,20 @@ def test_search_summary_reports_the_validation_choice_against_the_papers_value()
     assert summary.test_largest == pytest.approx(80.0)
 
 
+def test_chosen_against_paper_pairs_validations_value_with_the_papers_seed_by_seed():
+    from dkm.book.analysis import chosen_against_paper, search_scores
+
+    # validation picks λ = 0.1; the paper's value for DKM^p on USPS is 1.0
+    records = (_runs("usps", "dkm-p", [0.6, 0.6], lam=0.1, val=0.9)
+               + _runs("usps", "dkm-p", [0.5, 0.4], lam=1.0, val=0.7))
+    frame = records_to_dataframe(records)
+    mean, low, high, pairs = chosen_against_paper(frame, search_summary(frame, records, "usps"),
+                                                  "dkm-p")
+    assert pairs == 2 and mean == pytest.approx(15.0) and low < mean < high  # chosen − paper
+    assert (mean, low, high, pairs) == paired_difference(search_scores(frame, "dkm-p", 0.1),
+                                                         search_scores(frame, "dkm-p", 1.0))
+
+
 def test_search_summary_has_nan_for_the_papers_value_where_it_was_not_run():
     records = _runs("usps", "dkm-p", [0.6, 0.7], lam=0.1)
     summary = search_summary(records_to_dataframe(records), records, "usps").loc["dkm-p"]

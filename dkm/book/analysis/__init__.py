@@ -35,7 +35,8 @@ Beyond the claims
 The same records answer the book's other questions, one private module each:
 :func:`search_records`, :func:`stored_search`, :func:`seeds_with_whole_grid`,
 :func:`complete_searches`,
-:func:`search_curves`, :func:`search_summary`, :func:`search_scores` and
+:func:`search_curves`, :func:`search_summary`, :func:`search_scores`,
+:func:`chosen_against_paper` and
 :func:`paper_tradeoff` read a line search; :func:`coverage` counts the seeds
 each dataset and method has run (:func:`missing_seeds`, :func:`missing_search_seeds` those
 still missing), and :func:`progress` a dataset's runs against
@@ -93,6 +94,7 @@ from dkm.book.analysis._claims import (
 from dkm.book.analysis._coverage import coverage, missing_search_seeds, missing_seeds, progress
 from dkm.book.analysis._line_search import (
     SEARCH_SUMMARY_COLUMNS,
+    chosen_against_paper,
     paper_tradeoff,
     search_curves,
     search_records,
@@ -140,6 +142,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",
            "standin_tradeoff_table", "standin_cluster_loss", "STANDIN_OUTPUTS",
            "standin_rows", "rerun_gaps", "authors_code_comparison", "AUTHORS_CODE_COLUMNS", "search_scores",
+           "chosen_against_paper",
            "precision_effect", "seed_differences", "PRECISION_EFFECT_COLUMNS", "side_by_side",
            "warm_rate", "SIDE_BY_SIDE_MEASURES", "reproducible_fits",
            "reproducible_fits_between_cpus", "in_present_settings", "FIT_PARTS"]

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from dkm.book.analysis._coverage import missing_search_seeds
+from dkm.book.analysis._paired import paired_difference
 from dkm.book.analysis._variants import on_paper_dataset
 from dkm.protocol import paper
 from dkm.protocol.experiments import TRADEOFF_GRID
@@ -140,6 +141,20 @@ def search_scores(frame: pd.DataFrame, method: str, value: float, metric: str = 
     """
     runs = frame[(frame["method"] == method) & (frame["tradeoff"] == value)]
     return (runs.set_index("seed")[score_column(metric, split)] * 100).sort_index()
+
+
+def chosen_against_paper(frame: pd.DataFrame, summary: pd.DataFrame,
+                         method: str) -> tuple[float, float, float, int]:
+    """Test ACC at validation's value minus at the paper's, seed by seed.
+
+    :func:`paired_difference` of :func:`search_scores` at ``summary``'s
+    ``chosen`` and ``paper`` values for ``method`` (``summary`` is
+    :func:`search_summary` of ``frame``): ``(mean, low, high, pairs)``, in
+    points.
+    """
+    row = summary.loc[method]
+    return paired_difference(search_scores(frame, method, row["chosen"]),
+                             search_scores(frame, method, row["paper"]))
 
 
 #: The columns of :func:`search_summary`, scores in percent.
