@@ -253,8 +253,8 @@ def test_claims_table_has_a_row_per_claim_and_dataset_with_n_paper_ours_and_a_sy
          "metric": "acc", "paper": 1.0, "ours": 0.5, "low": math.nan, "high": math.nan, "n": 1,
          "verdict": "not testable"},
     ])
-    table = claims_table(checked, {"mnist": "MNIST", "usps": "USPS"})
-    assert [dataset for _, dataset in table.index] == ["MNIST", "USPS"]
+    table = claims_table(checked, {"mnist": "MNIST", "usps": "USPS (sharp file)"})
+    assert [dataset for _, dataset in table.index] == ["MNIST", "USPS\u00a0(sharp\u00a0file)"]
     assert "<sup>" in table.index[0][0] and "^" not in table.index[0][0]
     usps = table.loc[table.index[1]]
     assert usps[("", "n")] == 4
@@ -743,7 +743,9 @@ def test_a_verdict_the_unpaired_test_reverses_is_a_flip_and_is_marked():
     cell = magnitude_grid(checked).loc["DKM^p beats DCN^p", "usps"]
     assert cell == f"+1.0 ({row.paper:+.1f}) {VERDICT_SYMBOLS['reproduced']} " \
                    f"{SIZE_SYMBOLS[False]} {FLIP_SYMBOL}"
-    assert claims_table(checked).iloc[0][("ACC", " ")] == f"✓ {SIZE_SYMBOLS[False]} {FLIP_SYMBOL}"
+    # a no-break space between the marks: they stay on one line
+    assert claims_table(checked).iloc[0][("ACC", " ")] == \
+        f"✓\u00a0{SIZE_SYMBOLS[False]}\u00a0{FLIP_SYMBOL}"
 
 
 def test_the_paper_s_effect_size_inside_our_interval_is_marked():

@@ -221,6 +221,8 @@ def verdict_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = No
 #: verdict that the paper's unpaired test would turn.
 SIZE_SYMBOLS = {True: "●", False: "○"}
 FLIP_SYMBOL = "‡"
+#: Joins the parts of a cell that a reader's table keeps on one line.
+NBSP = "\u00a0"
 
 
 def flips(checked: pd.DataFrame) -> pd.DataFrame:
@@ -264,7 +266,7 @@ def _difference_text(ours: float, low: float, high: float, n: int) -> str:
     if n == 0:
         return "–"
     half = (high - low) / 2
-    return signed(ours) if math.isnan(half) else f"{signed(ours)}\u00a0±\u00a0{half:.1f}"
+    return signed(ours) if math.isnan(half) else f"{signed(ours)}{NBSP}±{NBSP}{half:.1f}"
 
 
 def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) -> pd.DataFrame:
@@ -281,15 +283,16 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
     Returns
     -------
     pandas.DataFrame
-        Indexed by (claim text with typeset labels, dataset name); columns
+        Indexed by (claim text with typeset labels, dataset name, its spaces
+        no-break spaces so that it stays on one line); columns
         ``("", "n")`` (most seed pairs of the row) and, per metric,
         ``(METRIC, "paper")`` (the paper's difference), ``(METRIC, "ours")``
         (mean ± half-width of the interval) and ``(METRIC, " ")`` (the
         verdict's symbol, :data:`VERDICT_SYMBOLS`, then, where ``checked`` has
         them, whether the paper's difference lies in our interval,
         :data:`SIZE_SYMBOLS`, and :data:`FLIP_SYMBOL` where the paper's unpaired
-        test reverses the verdict). Cells of a metric the claim does not cover
-        are empty.
+        test reverses the verdict; the marks joined by no-break spaces). Cells of
+        a metric the claim does not cover are empty.
     """
     names = dict(names or {})
     order = {name: i for i, name in enumerate(names)}
@@ -301,13 +304,13 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
                         key=lambda group: order.get(group[0], len(order)))
         for dataset, cells in groups:
             row: dict[Any, Any] = {"claim": typeset(cells["text"].iloc[0]),
-                                   "dataset": names.get(dataset, dataset),
+                                   "dataset": names.get(dataset, dataset).replace(" ", NBSP),
                                    ("", "n"): int(cells["n"].max())}
             for cell in cells.itertuples():
                 metric = cell.metric.upper()
                 row[(metric, "paper")] = signed(cell.paper)
                 row[(metric, "ours")] = _difference_text(cell.ours, cell.low, cell.high, cell.n)
-                row[(metric, " ")] = " ".join(
+                row[(metric, " ")] = NBSP.join(
                     [VERDICT_SYMBOLS[cell.verdict]]
                     + ([SIZE_SYMBOLS[bool(cell.size_inside)]]
                        if "size_inside" in checked and cell.n >= MIN_PAIRS else [])
