@@ -548,7 +548,9 @@ def test_line_search_table_writes_the_summary_for_a_reader():
     table = tables.line_search_table(summary, "usps")
     assert list(table.index) == ["DKM<sup>p</sup>", "DKM<sup>pa</sup>"]
     row = table.loc["DKM<sup>p</sup>"]
-    assert row["test ACC at chosen"] == "71.3 ± 1.0" and row["test ACC at paper's"] == "70.0"
+    # no-break spaces: a cell's figures stay on one line
+    assert row["test ACC at chosen"] == "71.3\u00a0±\u00a01.0" and row["test ACC at paper's"] == "70.0"
+    assert row["best test ACC (at)"] == "73.0\u00a0(10)"
     assert row["paper (USPS)"] == "1" and row["values × runs"] == "8 × 3"
     assert table.loc["DKM<sup>pa</sup>", "test ACC at paper's"] == "—"
     assert row["chosen against paper's"] == "1 decade below"

@@ -356,8 +356,12 @@ def render(table: pd.DataFrame | str, fmt: str = "markdown", **build_options: An
     return _WRITERS[fmt](table, _FORMATS[fmt])
 
 
+#: A no-break space: the parts of a short cell stay on one line.
+NBSP = "\u00a0"
+
+
 def _mean_std(mean: float, std: float) -> str:
-    return f"{mean:.1f}" + ("" if math.isnan(std) else f" ± {std:.1f}")
+    return f"{mean:.1f}" + ("" if math.isnan(std) else f"{NBSP}±{NBSP}{std:.1f}")
 
 
 def _decades(chosen: float, theirs: float) -> str:
@@ -394,6 +398,6 @@ def line_search_table(summary: pd.DataFrame, reference: str) -> pd.DataFrame:
             "test ACC at chosen": _mean_std(row.test_chosen, row.std_chosen),
             "test ACC at paper's": "—" if math.isnan(row.paper) else
             "not run" if math.isnan(row.test_paper) else _mean_std(row.test_paper, row.std_paper),
-            "best test ACC (at)": f"{row.test_best:.1f} ({row.best:g})",
+            "best test ACC (at)": f"{row.test_best:.1f}{NBSP}({row.best:g})",
         })
     return pd.DataFrame(rows).set_index("method")
