@@ -333,6 +333,9 @@ def test_table_view_typesets_labels_and_rounds():
     assert shown.iloc[0].tolist() == ["USPS", "DKM<sup>pa</sup>", "DKM<sup>p</sup>", "71.3",
                                       "+1.0", "[−0.5,\u00a0+2.6]"]
     assert shown.iloc[1].tolist()[-2:] == ["–", "–"]
+    # a label with a space keeps to one line in HTML
+    authors = table_view(frame.assign(method="dcn-p-authors"), ["method"])
+    assert authors.iloc[0, 0] == "DCN<sup>p</sup>\u00a0(authors)"
 
 
 def _norm_snapshot(path, pretraining, training, overrides=None, method="dkm-p"):

@@ -348,7 +348,9 @@ def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "htm
         difference, with a no-break space so that a table keeps it on one line
         (``"–"`` where there is none).
     fmt : str
-        A format of :func:`dkm.book.tables.typeset` for the method labels.
+        A format of :func:`dkm.book.tables.typeset` for the method labels. In
+        ``"html"`` the labels of the methods and datasets also keep to one line
+        (no-break spaces).
 
     Returns
     -------
@@ -357,15 +359,18 @@ def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "htm
     """
     from dkm.book.tables import typeset
 
+    def one_line(text: str) -> str:
+        return text.replace(" ", "\u00a0") if fmt == "html" else text
+
     def label(method: str) -> str:
-        return typeset(registry.get(method).label, fmt)
+        return one_line(typeset(registry.get(method).label, fmt))
 
     def number(value: float, with_sign: bool) -> str:
         return "–" if np.isnan(value) else signed(value) if with_sign else f"{value:.1f}"
 
     shown = comparison.assign(
         method=comparison["method"].map(label), against=comparison["against"].map(label),
-        dataset=[paper.dataset_label(paper_dataset(d)) for d in comparison["dataset"]],
+        dataset=[one_line(paper.dataset_label(paper_dataset(d))) for d in comparison["dataset"]],
         interval=[_interval_text(lo, hi).replace(" ", "\u00a0") if np.isfinite(lo) else "–"
                   for lo, hi in zip(comparison["low"], comparison["high"])])
     for column in columns:
