@@ -107,6 +107,31 @@ def glorot_uniform_weights(
     return [np.stack(group) for group in zip(*per_replica)]
 
 
+def _product(h: tf.Tensor, kernel: tf.Variable, products: Products) -> tf.Tensor:
+    if products == "float32":
+        return tf.matmul(h, kernel)
+    product = tf.matmul(tf.cast(h, tf.bfloat16), tf.cast(kernel, tf.bfloat16))
+    return tf.cast(product, tf.float32)
+
+
+def _dense_stack(params: Sequence[tf.Variable], h: tf.Tensor, first: int, last: int,
+                 products: Products) -> tf.Tensor:
+    """Layers ``first`` to ``last - 1`` of the network: ReLU after every one but the last."""
+    for layer in range(first, last):
+        h = _product(h, params[2 * layer], products) + params[2 * layer + 1]
+        if layer < last - 1:
+            h = tf.nn.relu(h)
+    return h
+
+
+@tf.function(reduce_retracing=True, autograph=False)
+def _encode_all(params: Sequence[tf.Variable], x: tf.Tensor, n_encoder_layers: int,
+                products: Products) -> tf.Tensor:
+    replicas = tf.shape(params[0])[:1]
+    h = tf.broadcast_to(x[None], tf.concat([replicas, tf.shape(x)], axis=0))
+    return _dense_stack(params, h, 0, n_encoder_layers, products)
+
+
 class Autoencoder(tf.Module):
     """``S`` replicas of the symmetric MLP autoencoder, as stacked variables.
 
@@ -143,38 +168,23 @@ class Autoencoder(tf.Module):
         self.params = [
             tf.Variable(np.asarray(v, np.float32), name=f"p{i}") for i, v in enumerate(values)
         ]
-        # One compiled function per network: a class-level tf.function would
-        # retrace for every new instance. TensorFlow counts traces by the
-        # method's code, so a session that builds many networks still sees its
-        # "retracing" notice; each network traces once per input shape.
-        self.encode_all = tf.function(self._encode_all, reduce_retracing=True, autograph=False)
-
-    def _dense_stack(self, h: tf.Tensor, first: int, last: int, linear_last: bool) -> tf.Tensor:
-        for layer in range(first, last):
-            h = self._product(h, self.params[2 * layer]) + self.params[2 * layer + 1]
-            if not (linear_last and layer == last - 1):
-                h = tf.nn.relu(h)
-        return h
-
-    def _product(self, h: tf.Tensor, kernel: tf.Variable) -> tf.Tensor:
-        if self.products == "float32":
-            return tf.matmul(h, kernel)
-        product = tf.matmul(tf.cast(h, tf.bfloat16), tf.cast(kernel, tf.bfloat16))
-        return tf.cast(product, tf.float32)
 
     def encode(self, x: tf.Tensor) -> tf.Tensor:
         """Embeddings ``h(x)``; ``x`` has shape ``(S, B, d)``, result ``(S, B, p)``."""
-        return self._dense_stack(x, 0, self.architecture.n_encoder_layers, linear_last=True)
+        return _dense_stack(self.params, x, 0, self.architecture.n_encoder_layers, self.products)
 
-    def _encode_all(self, x: tf.Tensor) -> tf.Tensor:
-        """Embeddings of the same points ``x`` ``(B, d)`` by every replica, ``(S, B, p)``."""
-        shape = tf.concat([[self.n_replicas], tf.shape(x)], axis=0)
-        return self.encode(tf.broadcast_to(x[None], shape))
+    def encode_all(self, x: tf.Tensor) -> tf.Tensor:
+        """Embeddings of the same points ``x`` ``(B, d)`` by every replica, ``(S, B, p)``.
+
+        Compiled once for all networks of a process (the weights are its
+        arguments), so that building many networks does not retrace it.
+        """
+        return _encode_all(self.params, x, self.architecture.n_encoder_layers, self.products)
 
     def decode(self, h: tf.Tensor) -> tf.Tensor:
         """Reconstructions ``A(x)`` from embeddings of shape ``(S, B, p)``."""
         n = self.architecture.n_encoder_layers
-        return self._dense_stack(h, n, 2 * n, linear_last=True)
+        return _dense_stack(self.params, h, n, 2 * n, self.products)
 
     def one_replica(self) -> "Autoencoder":
         """A new one-replica network of the same architecture (zero weights)."""

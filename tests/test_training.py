@@ -245,3 +245,14 @@ def test_a_points_embedding_does_not_depend_on_its_chunk(products):
     whole = embed(autoencoder, data)
     np.testing.assert_array_equal(embed(autoencoder, data, chunk_size=7), whole)
     assert whole.shape == (2, 300, 10)
+
+
+def test_embedding_with_many_networks_does_not_retrace(caplog):
+    # A session that builds network after network (a grid, a chapter) embeds with one compiled
+    # function: TensorFlow warns of "retracing" when one function traces five times in a row.
+    architecture = Architecture(16, 4, (8, 8, 16))
+    data = tf.constant(np.random.default_rng(3).uniform(0, 1, (50, 16)), tf.float32)
+    with caplog.at_level("WARNING", logger="tensorflow"):
+        for seed in range(8):
+            embed(Autoencoder(architecture, [seed]), data, chunk_size=32)  # chunks of 32 and 18
+    assert not [r for r in caplog.records if "retracing" in r.getMessage()]
