@@ -516,16 +516,14 @@ def _start_tensorflow_quietly() -> None:
     """Import TensorFlow and probe its devices without its C++ start-up lines.
 
     TensorFlow's native logging writes CUDA and oneDNN probing messages to
-    stderr before its log level applies, and its Python logger warns of
-    "retracing" when a command trains several networks in one process (each
-    network compiles its own functions, as it must); neither says anything
-    to a user of the command line. ``--verbose`` keeps them.
+    stderr before its log level applies; they say nothing to a user of the
+    command line. ``--verbose`` keeps them. TensorFlow's Python warnings are
+    not silenced.
     """
     with _native_stderr_silenced():
         import tensorflow as tf
 
         tf.config.list_physical_devices("GPU")
-    tf.get_logger().setLevel("ERROR")
 
 
 def _start_tensorflow_without_keras() -> None:
