@@ -8,7 +8,7 @@ code), runs their scripts on the package's datasets with the paper's seeds and
 the paper's epochs and λ, and appends one record per (method, seed) in the
 package's schema to ``<results>/<dataset>.jsonl``; ``report`` and the book
 read them like any store. Method ids are ``<paper method>-authors-code``
-(:data:`dkm.registry.METHODS`); each record's provenance names the clone's
+(:data:`dkm.protocol.registry.METHODS`); each record's provenance names the clone's
 commit (``authors_commit``).
 
 Each (method, seed) runs in its own process, and a record is written as soon

@@ -50,14 +50,14 @@ def test_papermill_runs_the_experiments_chapter_on_an_unlabelled_user_file(tmp_p
 
     data = tmp_path / "mine.npz"
     np.savez(data, X=load_digits().data[:300] / 16)
-    store = tmp_path / "runs.jsonl"
     out = tmp_path / "out.ipynb"
-    papermill.execute_notebook(
+    papermill.execute_notebook(   # run outside the repository, with the default store
         str(NOTEBOOKS / "06_experiments.ipynb"), str(out),
         parameters=dict(dataset=str(data), n_clusters=5, methods=["km", "dkm-p"], seeds=1,
-                        scale=0.02, results=str(store)),
-        kernel_name="python3", cwd=str(NOTEBOOKS), progress_bar=False,
+                        scale=0.02),
+        kernel_name="python3", cwd=str(tmp_path), progress_bar=False,
     )
+    store = tmp_path / "experiments.jsonl"   # the current folder's, outside a repository
     lines = store.read_text().splitlines()
     assert len(lines) == 2 and all('"metrics": null' in line for line in lines)
 

@@ -63,9 +63,9 @@ def authors_code_comparison(records: Iterable[Mapping[str, Any]],
         and sample standard deviations over those seeds; the paper's
         figure; ``difference`` (package − authors' code, same seeds) with its
         95 % t interval ``low``, ``high``; ``authors_vs_paper``, the verdict of
-        :func:`dkm.stats.compare_with_paper` on the authors' code's runs
+        :func:`dkm.book.stats.compare_with_paper` on the authors' code's runs
         (``"consistent"``, ``"better"``, ``"worse"``). Rows follow the order of
-        :data:`dkm.registry.METHODS`; empty without authors' records.
+        :data:`dkm.protocol.registry.METHODS`; empty without authors' records.
     """
     authors = records_to_dataframe(list(authors_records))
     if authors.empty:
