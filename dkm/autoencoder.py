@@ -107,14 +107,14 @@ def glorot_uniform_weights(
     return [np.stack(group) for group in zip(*per_replica)]
 
 
-def _product(h: tf.Tensor, kernel: tf.Variable, products: Products) -> tf.Tensor:
+def _product(h: tf.Tensor, kernel: tf.Tensor | tf.Variable, products: Products) -> tf.Tensor:
     if products == "float32":
         return tf.matmul(h, kernel)
     product = tf.matmul(tf.cast(h, tf.bfloat16), tf.cast(kernel, tf.bfloat16))
     return tf.cast(product, tf.float32)
 
 
-def _dense_stack(params: Sequence[tf.Variable], h: tf.Tensor, first: int, last: int,
+def _dense_stack(params: Sequence[tf.Tensor | tf.Variable], h: tf.Tensor, first: int, last: int,
                  products: Products) -> tf.Tensor:
     """Layers ``first`` to ``last - 1`` of the network: ReLU after every one but the last."""
     for layer in range(first, last):
@@ -125,11 +125,11 @@ def _dense_stack(params: Sequence[tf.Variable], h: tf.Tensor, first: int, last: 
 
 
 @tf.function(reduce_retracing=True, autograph=False)
-def _encode_all(params: Sequence[tf.Variable], x: tf.Tensor, n_encoder_layers: int,
+def _encode_all(weights: Sequence[tf.Tensor], x: tf.Tensor, n_encoder_layers: int,
                 products: Products) -> tf.Tensor:
-    replicas = tf.shape(params[0])[:1]
+    replicas = tf.shape(weights[0])[:1]
     h = tf.broadcast_to(x[None], tf.concat([replicas, tf.shape(x)], axis=0))
-    return _dense_stack(params, h, 0, n_encoder_layers, products)
+    return _dense_stack(weights, h, 0, n_encoder_layers, products)
 
 
 class Autoencoder(tf.Module):
@@ -176,10 +176,11 @@ class Autoencoder(tf.Module):
     def encode_all(self, x: tf.Tensor) -> tf.Tensor:
         """Embeddings of the same points ``x`` ``(B, d)`` by every replica, ``(S, B, p)``.
 
-        Compiled once for all networks of a process (the weights are its
-        arguments), so that building many networks does not retrace it.
+        Compiled once for all networks of a process (the weights' values are
+        its arguments), so that building many networks does not retrace it.
         """
-        return _encode_all(self.params, x, self.architecture.n_encoder_layers, self.products)
+        weights = [p.read_value() for p in self.params]
+        return _encode_all(weights, x, self.architecture.n_encoder_layers, self.products)
 
     def decode(self, h: tf.Tensor) -> tf.Tensor:
         """Reconstructions ``A(x)`` from embeddings of shape ``(S, B, p)``."""

@@ -256,3 +256,19 @@ def test_embedding_with_many_networks_does_not_retrace(caplog):
         for seed in range(8):
             embed(Autoencoder(architecture, [seed]), data, chunk_size=32)  # chunks of 32 and 18
     assert not [r for r in caplog.records if "retracing" in r.getMessage()]
+
+
+def test_the_shared_embedding_function_uses_each_networks_own_weights():
+    # One compiled function embeds for every network of the process: whatever networks came
+    # before (other replica counts, shapes, chunk sizes), a network gets its own embedding.
+    rng = np.random.default_rng(4)
+    for step in range(24):
+        architecture = Architecture(int(rng.choice([16, 64])), int(rng.choice([5, 10])),
+                                    (32, 32, 64))
+        autoencoder = Autoencoder(architecture, list(range(int(rng.integers(1, 3)))))
+        data = tf.constant(rng.uniform(0, 1, (int(rng.choice([50, 300])), architecture.input_dim)),
+                           tf.float32)
+        chunk = int(rng.choice([7, 128, 1024]))
+        stacked = tf.broadcast_to(data[None], [autoencoder.n_replicas, *data.shape])
+        np.testing.assert_array_equal(embed(autoencoder, data, chunk_size=chunk),
+                                      autoencoder.encode(stacked).numpy(), err_msg=f"step {step}")
