@@ -357,21 +357,21 @@ def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "htm
     pandas.DataFrame
         Text cells; numbers with one decimal, differences signed, NaN as ``"–"``.
     """
-    from dkm.book.tables import typeset
+    from dkm.book.tables import one_line, typeset
 
-    def one_line(text: str) -> str:
-        return text.replace(" ", "\u00a0") if fmt == "html" else text
+    def label_text(text: str) -> str:
+        return one_line(text) if fmt == "html" else text
 
     def label(method: str) -> str:
-        return one_line(typeset(registry.get(method).label, fmt))
+        return label_text(typeset(registry.get(method).label, fmt))
 
     def number(value: float, with_sign: bool) -> str:
         return "–" if np.isnan(value) else signed(value) if with_sign else f"{value:.1f}"
 
     shown = comparison.assign(
         method=comparison["method"].map(label), against=comparison["against"].map(label),
-        dataset=[one_line(paper.dataset_label(paper_dataset(d))) for d in comparison["dataset"]],
-        interval=[_interval_text(lo, hi).replace(" ", "\u00a0") if np.isfinite(lo) else "–"
+        dataset=[label_text(paper.dataset_label(paper_dataset(d))) for d in comparison["dataset"]],
+        interval=[one_line(_interval_text(lo, hi)) if np.isfinite(lo) else "–"
                   for lo, hi in zip(comparison["low"], comparison["high"])])
     for column in columns:
         if shown[column].dtype.kind == "f":

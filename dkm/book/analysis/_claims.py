@@ -9,7 +9,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
-from dkm.book.tables import typeset
+from dkm.book.tables import one_line, typeset
 from dkm.data import paper_dataset
 from dkm.protocol import paper
 from dkm.protocol.results import records_to_dataframe
@@ -221,8 +221,6 @@ def verdict_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = No
 #: verdict that the paper's unpaired test would turn.
 SIZE_SYMBOLS = {True: "●", False: "○"}
 FLIP_SYMBOL = "‡"
-#: Joins the parts of a cell that a reader's table keeps on one line.
-NBSP = "\u00a0"
 
 
 def flips(checked: pd.DataFrame) -> pd.DataFrame:
@@ -266,7 +264,7 @@ def _difference_text(ours: float, low: float, high: float, n: int) -> str:
     if n == 0:
         return "–"
     half = (high - low) / 2
-    return signed(ours) if math.isnan(half) else f"{signed(ours)}{NBSP}±{NBSP}{half:.1f}"
+    return signed(ours) if math.isnan(half) else one_line(f"{signed(ours)} ± {half:.1f}")
 
 
 def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) -> pd.DataFrame:
@@ -304,17 +302,17 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
                         key=lambda group: order.get(group[0], len(order)))
         for dataset, cells in groups:
             row: dict[Any, Any] = {"claim": typeset(cells["text"].iloc[0]),
-                                   "dataset": names.get(dataset, dataset).replace(" ", NBSP),
+                                   "dataset": one_line(names.get(dataset, dataset)),
                                    ("", "n"): int(cells["n"].max())}
             for cell in cells.itertuples():
                 metric = cell.metric.upper()
                 row[(metric, "paper")] = signed(cell.paper)
                 row[(metric, "ours")] = _difference_text(cell.ours, cell.low, cell.high, cell.n)
-                row[(metric, " ")] = NBSP.join(
+                row[(metric, " ")] = one_line(" ".join(
                     [VERDICT_SYMBOLS[cell.verdict]]
                     + ([SIZE_SYMBOLS[bool(cell.size_inside)]]
                        if "size_inside" in checked and cell.n >= MIN_PAIRS else [])
-                    + ([FLIP_SYMBOL] if cell.Index in flipped else []))
+                    + ([FLIP_SYMBOL] if cell.Index in flipped else [])))
             rows.append(row)
     table = pd.DataFrame(rows).set_index(["claim", "dataset"]).fillna("")
     table.columns = pd.MultiIndex.from_tuples(table.columns)

@@ -95,6 +95,7 @@ from dkm.book.tables.render import (
     FORMATS,
     VERDICT_MARKS,
     line_search_table,
+    one_line,
     power_of_ten,
     render,
     typeset,
@@ -121,4 +122,5 @@ __all__ = [
     "comparisons",
     "disagreements",
     "line_search_table",
+    "one_line",
 ]

@@ -356,12 +356,19 @@ def render(table: pd.DataFrame | str, fmt: str = "markdown", **build_options: An
     return _WRITERS[fmt](table, _FORMATS[fmt])
 
 
-#: A no-break space: the parts of a short cell stay on one line.
-NBSP = "\u00a0"
+def one_line(text: str) -> str:
+    """``text`` with no-break spaces: an HTML table keeps the cell on one line.
+
+    Examples
+    --------
+    >>> one_line("77.2 ± 2.8") == "77.2\u00a0±\u00a02.8"
+    True
+    """
+    return text.replace(" ", "\u00a0")
 
 
 def _mean_std(mean: float, std: float) -> str:
-    return f"{mean:.1f}" + ("" if math.isnan(std) else f"{NBSP}±{NBSP}{std:.1f}")
+    return f"{mean:.1f}" if math.isnan(std) else one_line(f"{mean:.1f} ± {std:.1f}")
 
 
 def _decades(chosen: float, theirs: float) -> str:
@@ -398,6 +405,6 @@ def line_search_table(summary: pd.DataFrame, reference: str) -> pd.DataFrame:
             "test ACC at chosen": _mean_std(row.test_chosen, row.std_chosen),
             "test ACC at paper's": "—" if math.isnan(row.paper) else
             "not run" if math.isnan(row.test_paper) else _mean_std(row.test_paper, row.std_paper),
-            "best test ACC (at)": f"{row.test_best:.1f}{NBSP}({row.best:g})",
+            "best test ACC (at)": one_line(f"{row.test_best:.1f} ({row.best:g})"),
         })
     return pd.DataFrame(rows).set_index("method")
