@@ -210,6 +210,17 @@ class DeepKMeans(DeepClusteringEstimator):
         Pretraining epochs of variants ``"p"`` and ``"pa"``.
     {loop_parameters}
 
+    Notes
+    -----
+    A fit computes in its process's arithmetic (:mod:`dkm.arithmetic`): by
+    default the CPU's own kernels, whose roundings may differ from another
+    CPU's, so that the same ``random_state`` gives the same model on the same
+    machine only. For the same bits on every x86-64 CPU with AVX2, call
+    :func:`dkm.arithmetic.use_reproducible_arithmetic` before TensorFlow is
+    imported (or start Python with the variables of
+    :func:`dkm.arithmetic.reproducible_environment` set). ``python -m dkm run``
+    does so unless ``--native`` is given.
+
     Examples
     --------
     >>> from sklearn.datasets import load_digits
