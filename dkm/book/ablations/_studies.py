@@ -255,21 +255,24 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 
 def load_study(name: str, results_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The runs of a study: the records of its store in ``results_dir``, then those of its
-    variants that another store of the results folder holds (none when it has not run yet).
+    """The runs of a study: the records of its store in ``results_dir``, then the runs of its
+    variants, on the datasets it has run, that another store of the results folder holds
+    (none when it has not run yet).
 
     A results folder keeps one record per run (:func:`dkm.protocol.results.held_runs`), so
     a run that two studies share (DKM^p with the hard assignment is a variant of both
     ``"alpha"`` and ``"towards-dkm"``) is kept by the study that ran it first and read
-    from there by the other.
+    from there by the other, which does not run it again
+    (:func:`dkm.protocol.grid.run_grid`).
     """
     chosen = study(name)
     store = store_path(results_dir, chosen.name)
     own = _read(store)
     ran = {r["config_hash"] for r in own}
+    datasets = {r["dataset"] for r in own}
     elsewhere = [r for path, r in held_runs(results_folder(store)).values()
-                 if path != store and r["config_hash"] not in ran
-                 and chosen.covers(r["dataset"]) and paper_dataset(r["dataset"]) in PAPER_STATISTICS
+                 if r["config_hash"] not in ran and r["dataset"] in datasets
+                 and paper_dataset(r["dataset"]) in PAPER_STATISTICS
                  and r["method"] in chosen.methods]
     return own + [r for r in elsewhere if any(_is_run_of(r, v) for v in chosen.variants)]
 
