@@ -47,8 +47,8 @@ summarises two programs or settings timed in processes that take turns; :func:`c
 :func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
 check scripts, :func:`rerun_gaps` compares reruns with the records they
 repeat, :func:`repeated_runs` finds the configurations recorded twice,
-:func:`reruns` gathers both kinds of rerun in one table (:func:`kept_reruns`
-reads those kept apart), :func:`reproducible_fits` what each CPU gave for the reproducible
+:func:`reruns` gathers both kinds of rerun in one table (:func:`kept_reruns` and
+:func:`audited_reruns` read those kept apart), :func:`reproducible_fits` what each CPU gave for the reproducible
 fixture's fit (:func:`reproducible_fits_between_cpus` sets the CPUs' fits side by side;
 :func:`in_present_settings` tells a benchmark's line made in an earlier version of the mode),
 and :func:`isa_probe_table` reads the probe of a snapshot's arithmetic on this machine;
@@ -69,7 +69,8 @@ from __future__ import annotations
 # re-exported here, the one place to import it from.
 from dkm.book.analysis._authors_code import AUTHORS_CODE_COLUMNS, authors_code_comparison
 from dkm.book.analysis._checks import (
-    FIT_PARTS, audits, check_gap, check_runs, isa_probe_table, kept_reruns, protocol_gap,
+    FIT_PARTS, audited_reruns, audits, check_gap, check_runs, isa_probe_table, kept_reruns,
+    protocol_gap,
     in_present_settings, repeated_runs, reproducible_fits, reproducible_fits_between_cpus,
     rerun_gaps, reruns,
 )
@@ -134,7 +135,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
            "coverage", "missing_seeds", "missing_search_seeds",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
-           "isa_probe_table", "repeated_runs", "reruns", "kept_reruns", "audits",
+           "isa_probe_table", "repeated_runs", "reruns", "kept_reruns", "audited_reruns", "audits",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
            "search_summary", "stored_search", "seeds_with_whole_grid", "complete_searches", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",
            "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from dkm.arithmetic import is_reproducible
+from dkm.protocol.results import AUDITS
 
 
 def check_runs(name: str, directory: str | Path = "benchmarks/results") -> list[dict[str, Any]]:
@@ -31,6 +32,19 @@ def kept_reruns(directory: str | Path = "benchmarks/results") -> list[dict[str, 
     """
     return [run for path in sorted(Path(directory).glob("rerun-*.jsonl"))
             for run in check_runs(path.stem, directory)]
+
+
+def audited_reruns(results_dir: str | Path = "results") -> list[dict[str, Any]]:
+    """The reruns kept as audits of a results folder's records: the whole record of each
+    audit's rerun in ``<results_dir>/audits/*.jsonl`` (:data:`dkm.protocol.results.AUDITS`).
+
+    A results folder keeps one record per run; a later record of a run it held is kept
+    there as an audit (:meth:`dkm.protocol.audit.Audit.summary`). Returns an empty list
+    when there is none.
+    """
+    folder = Path(results_dir) / AUDITS
+    return [json.loads(line)["rerun_record"] for path in sorted(folder.glob("*.jsonl"))
+            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def check_gap(runs: Iterable[Mapping[str, Any]], changed: Mapping[str, Any],
