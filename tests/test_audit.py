@@ -89,3 +89,19 @@ def test_a_record_of_other_data_is_refused(digits):
     record["params"]["data_fingerprint"] = "0" * 16
     with pytest.raises(ValueError, match="not the data of the record"):
         rerun(record, digits)
+
+
+def test_audit_reruns_a_record_in_its_own_arithmetic_only(tmp_path, cli):
+    from dkm.arithmetic import reproducible_environment
+    from dkm.protocol.results import ResultsStore, new_record
+
+    store = ResultsStore(tmp_path / "digits.jsonl")
+    scores = {"validation": {"acc": 0.5, "nmi": 0.5, "ari": 0.5},
+              "test": {"acc": 0.5, "nmi": 0.5, "ari": 0.5}}
+    store.append(new_record("digits", "km", 8905, {"arithmetic": "reproducible", "scale": 1.0},
+                            metrics=scores, provenance={
+                                "arithmetic": {"environment": reproducible_environment({})}}))
+    refused = cli("audit", "--results", str(store.path), "--native")
+    assert refused.returncode == 2
+    assert "made in the reproducible arithmetic" in refused.stderr
+    assert "leave --native out" in refused.stderr
