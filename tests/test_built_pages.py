@@ -44,6 +44,7 @@ def _page(article: str) -> str:
     ("min w −0.0000", "negative zero"),
     ("a difference of -0.00 points", "negative zero"),
     ("−0 points", "negative zero"),
+    ("min w -0.0e+00", "negative zero"),
     ("DKM^p (dkm-p) beats it", "method id"),
     ("the ae-km runs", "method id"),
     ("every wall_time_s is summed", "snake_case"),
@@ -58,7 +59,7 @@ def test_each_fault_is_found_in_prose(text, kind):
 @pytest.mark.parametrize("text", [
     "ACC 73.70 %, NMI 0.679", "−0.4 points", "−0.01 and +0.3", "0 of 10 seeds", "DKM^p and AE-KM",
     "k-means on a 2026-11-25 record", "the sharp file (usps-sharp is not a method)",
-    "a relative error of 6e-08", "from −1 to 1", "the clusters used", "~/data and ./x/tmp/",
+    "a relative error of 6e-08", "a weight of -1.1e-03", "from −1 to 1", "the clusters used", "~/data and ./x/tmp/",
 ])
 def test_what_reads_well_is_no_fault(text):
     assert text_faults(text, PROSE) == []

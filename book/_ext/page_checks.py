@@ -43,7 +43,7 @@ from typing import Any
 PROSE, TABLE, OUTPUT, CODE = "prose", "table", "output", "code"
 
 MANY_DECIMALS = re.compile(r"(?<![\w.])\d+\.\d{6,}(?!\d)")
-NEGATIVE_ZERO = re.compile(r"(?<![\w.])[−-]0(?:\.0+)?(?![\w.])")
+NEGATIVE_ZERO = re.compile(r"(?<![\w.])[−-]0(?:\.0+)?(?:e[+-]?\d+)?(?![\w.])")
 PARENTHESISED_PLURAL = re.compile(r"\b[A-Za-z]+\(s\)")
 LOCAL_PATH = re.compile(r"(?<![\w.~])/(?:work|home|tmp|root)/")
 SNAKE_CASE = re.compile(r"(?<![\w./:=-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/(=-])")
