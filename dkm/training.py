@@ -65,8 +65,8 @@ def use_float32_products() -> None:
 
     TensorFlow otherwise runs them in TF32 (a 10-bit mantissa instead of 23)
     on NVIDIA GPUs from the Ampere generation on. Turned off, a GPU performs
-    the arithmetic a CPU does; chapter 10 of the book measures what TF32
-    changes. The setting is TensorFlow's, for the whole process.
+    the arithmetic a CPU does; ``benchmarks/README.md`` measures what TF32
+    changes in the scores. The setting is TensorFlow's, for the whole process.
     """
     tf.config.experimental.enable_tensor_float_32_execution(False)
 

@@ -16,12 +16,11 @@ from dkm.book.analysis import (
     flips, magnitude_grid, unpaired_difference, check_gap, check_runs,
     claim_methods, claims_table, coverage, failing_between, on_paper_dataset, paired_difference,
     paper_tradeoff, progress, protocol_gap, rerun_gaps, search_curves, search_records,
-    search_summary, seed_scores, standin_alpha_curves, standin_alpha_scores, standin_check_error,
-    standin_cluster_loss, standin_precision_effect, standin_ratio_range, standin_rescaling_effect,
-    standin_rows, standin_runs, standin_same_errors, standin_spread, standin_throughput,
-    standin_tradeoff_points, standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given,
-    precision_effect, reproducible_fits, reproducible_fits_between_cpus, seed_differences,
-    side_by_side, warm_rate, FIT_PARTS, in_present_settings,
+    search_summary, seed_scores, standin_alpha_curves, standin_alpha_scores,
+    standin_cluster_loss, standin_rescaling_effect, standin_rows, standin_tradeoff_points,
+    standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given, precision_effect,
+    reproducible_fits, seed_differences, side_by_side, warm_rate, FIT_PARTS, in_present_settings,
+    with_reruns,
 )
 from dkm.arithmetic import reproducible_environment
 from dkm.protocol import paper
@@ -347,68 +346,6 @@ def test_search_summary_has_nan_for_the_papers_value_where_it_was_not_run():
     assert math.isnan(search_summary(records_to_dataframe(pa), pa, "usps").loc["dkm-pa"].paper)
 
 
-def _phase(shape, replicas, precision, samples_per_s):
-    return {"kind": "phase", "shape": shape, "phase": "dkm", "replicas": replicas,
-            "precision": precision, "samples_per_s": samples_per_s}
-
-
-def test_standin_throughput_gives_each_replica_count_and_its_ratio_to_one():
-    rows = [{"kind": "device"}, _phase("usps", 1, "float32", 100.0),
-            _phase("usps", 10, "float32", 250.0), _phase("usps", 30, "float32", 300.0),
-            _phase("usps", 1, "bfloat16", 200.0), _phase("usps", 10, "bfloat16", 700.0),
-            _phase("usps", 30, "bfloat16", 800.0)]
-    table = standin_throughput(rows).set_index("precision")
-    assert table.loc["float32", "S = 10"] == 250.0
-    assert table.loc["float32", "S = 10 / S = 1"] == pytest.approx(2.5)
-    assert table.loc["bfloat16", "S = 30 / S = 1"] == pytest.approx(4.0)
-    assert "S = 1 / S = 1" not in table.columns
-    assert standin_throughput([{"kind": "device"}]).empty
-
-
-def test_standin_runs_compare_stacked_seeds_with_one_seed_at_a_time():
-    def run(replicas, total):
-        return {"kind": "run", "shape": "mnist", "replicas": replicas, "precision": "float32",
-                "pretraining_s": total / 3, "dkm_s": 2 * total / 3, "total_s": total}
-
-    runs = standin_runs([run(1, 20.0), run(10, 80.0)]).set_index("replicas")
-    assert runs.loc[10, "one_seed_at_a_time_s"] == 200.0
-    assert runs.loc[10, "speed_up"] == pytest.approx(2.5)
-    assert runs.loc[10, "seconds_per_seed"] == 8.0
-    assert math.isnan(runs.loc[1, "speed_up"])
-
-
-def test_standin_check_error_is_the_worst_error_of_a_precision():
-    rows = [{"kind": "check", "precision": "float32", "loss": 1e-8, "gradients": 3e-8,
-             "epoch_loss": 0.0, "weights_after_epoch": 2e-8},
-            {"kind": "check", "precision": "bfloat16", "loss": 1e-5, "gradients": 2e-3,
-             "epoch_loss": 1e-5, "weights_after_epoch": 1e-3}]
-    assert standin_check_error(rows, "float32") == 3e-8
-    assert standin_check_error(rows, "bfloat16") == 2e-3
-    assert math.isnan(standin_check_error(rows, "tensorfloat32"))
-
-
-def test_standin_precision_effect_pairs_each_seed_with_its_float32_run():
-    def score(precision, replica, acc):
-        return {"kind": "quality", "dataset": "usps", "precision": precision,
-                "replica": replica, "acc": acc, "nmi": 0.5}
-
-    rows = [{"kind": "quality_run"}, score("float32", 0, 0.70), score("float32", 1, 0.80),
-            score("float32", 2, 0.75), score("tensorfloat32", 2, 0.74),
-            score("tensorfloat32", 0, 0.71), score("tensorfloat32", 1, 0.78)]
-    table = standin_precision_effect(rows).set_index("precision")
-    assert table.loc["float32", "n"] == 3
-    assert table.loc["float32", "mean"] == pytest.approx(75.0)
-    assert table.loc["float32", "sd"] == pytest.approx(5.0)
-    assert math.isnan(table.loc["float32", "difference"])
-    # same-replica differences +1, -2 and -1 points (not the unpaired means' gap alone)
-    assert table.loc["tensorfloat32", "difference"] == pytest.approx(-2 / 3)
-    half = scipy.stats.t.ppf(0.975, 2) * np.std([1, -2, -1], ddof=1) / math.sqrt(3)
-    assert table.loc["tensorfloat32", "high"] == pytest.approx(-2 / 3 + half)
-    nmi = standin_precision_effect(rows, "nmi").set_index("precision")
-    assert nmi.loc["tensorfloat32", "difference"] == pytest.approx(0.0)
-    assert standin_precision_effect([{"kind": "device"}]).empty
-
-
 def test_standin_alpha_curves_average_each_epoch_over_the_seeds():
     rows = [{"kind": "device"},
             {"kind": "alpha_run", "alpha": 10.0, "embedding_norm": [[1.0, 0.5], [3.0, 1.5]],
@@ -537,34 +474,6 @@ def test_standin_rescaling_effect_pairs_each_rescaled_seed_with_its_constant_run
     assert standin_rescaling_effect(constant).empty
 
 
-def test_standin_ratio_range_spans_the_shapes_and_phases_of_a_precision():
-    rows = [_phase("usps", 1, "float32", 100.0), _phase("usps", 10, "float32", 250.0),
-            {**_phase("mnist", 1, "float32", 100.0)}, {**_phase("mnist", 10, "float32", 200.0)}]
-    assert standin_ratio_range(standin_throughput(rows), "float32") == (2.0, 2.5)
-    with pytest.raises(ValueError, match="no bfloat16 measurement"):
-        standin_ratio_range(standin_throughput(rows), "bfloat16")
-
-
-def test_standin_spread_compares_the_configurations_two_runs_share():
-    first = [_phase("usps", 1, "float32", 100.0), _phase("usps", 10, "float32", 250.0)]
-    second = [_phase("usps", 1, "float32", 104.0), _phase("usps", 10, "float32", 240.0),
-              _phase("usps", 30, "float32", 999.0)]
-    assert standin_spread(first, second) == pytest.approx(0.04)
-    assert math.isnan(standin_spread(first, [_phase("mnist", 1, "float32", 1.0)]))
-
-
-def test_standin_same_errors_compares_two_precisions_phase_by_phase():
-    def check(precision, phase, gradients):
-        return {"kind": "check", "phase": phase, "precision": precision, "loss": 1e-6,
-                "gradients": gradients, "epoch_loss": 1e-6, "weights_after_epoch": 1e-3}
-
-    rows = [check("tensorfloat32", "dkm", 2e-3), check("bfloat16", "dkm", 2e-3)]
-    assert standin_same_errors(iter(rows), "tensorfloat32", "bfloat16")
-    assert not standin_same_errors(rows + [check("bfloat16", "pretraining", 1e-3)],
-                                   "tensorfloat32", "bfloat16")
-    assert not standin_same_errors(rows, "float32", "float64")
-
-
 def test_rerun_gaps_pair_a_rerun_with_the_record_of_its_configuration():
     def record(config, acc, commit, seed=1):
         return {"dataset": "20news", "method": "dkm-p", "seed": seed, "config_hash": config,
@@ -578,6 +487,18 @@ def test_rerun_gaps_pair_a_rerun_with_the_record_of_its_configuration():
     assert row.difference == pytest.approx(0.13)
     assert (row.recorded_at, row.rerun_at, row.config_hash) == ("old", "new", "a")
     assert rerun_gaps([], records).empty
+
+
+def test_with_reruns_puts_the_latest_rerun_in_its_records_place():
+    def run(config, created, acc):
+        return {"config_hash": config, "created": created, "metrics": {"test": {"acc": acc}}}
+
+    records = [run("a", "2026-01-01", 0.5), run("b", "2026-01-01", 0.6), run("c", "2026-01-03", 0.7)]
+    later = [run("a", "2026-01-05", 0.4), run("a", "2026-01-02", 0.45), run("z", "2026-01-09", 0.1),
+             run("c", "2026-01-02", 0.2)]  # c's is older than its record: not a rerun of it
+    replaced = with_reruns(records, [*records, *later])
+    assert [r["metrics"]["test"]["acc"] for r in replaced] == [0.4, 0.6, 0.7]
+    assert replaced[1] is records[1] and with_reruns(records, []) == records
 
 
 def test_the_isa_probe_table_compares_each_setting_with_the_snapshot_and_the_machine():
@@ -855,25 +776,6 @@ def test_reproducible_fits_compare_each_part_of_each_cpus_last_fit_with_the_fixt
     assert fits.loc["native"][["labels", "pretraining losses", "weights"]].all()
     assert fits.centres_relative.tolist() == [0.0, 0.25]
     assert reproducible_fits(tmp_path / "none", tmp_path / "fixture.json").empty
-
-
-def test_reproducible_fits_between_cpus_compare_the_last_fits_of_each_pair_in_each_mode(tmp_path):
-    fit = {"labels": "ab", "centers": "00", "weights": "w", "loss": ["0x1p+0"],
-           "pretrain_loss": ["0x1p+1"], "environment": reproducible_environment({})}
-    lines = [{"mode": "reproducible", **fit, "cpu": "B", "weights": "v"},
-             {"mode": "reproducible", **fit, "cpu": "B"},  # the last line of B's counts
-             {"mode": "reproducible", **fit, "cpu": "A", "pretrain_loss": ["0x1.8p+1"]},
-             {"mode": "reproducible", **fit, "cpu": "C", "centers": "01"},
-             {"mode": "native", **fit, "cpu": "A"}]  # no other CPU ran it natively
-    (tmp_path / "reproducible-fits.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    pairs = reproducible_fits_between_cpus(tmp_path).set_index(["first", "second"])
-    assert list(pairs.index) == [("A", "B"), ("A", "C"), ("B", "C")]
-    assert (pairs["mode"] == "reproducible").all()
-    assert pairs.loc[("A", "B")].drop("mode").to_dict() == {
-        **dict.fromkeys(FIT_PARTS, True), "pretraining losses": False}
-    assert pairs.loc[("B", "C")].drop("mode").to_dict() == {
-        **dict.fromkeys(FIT_PARTS, True), "centres": False}
-    assert reproducible_fits_between_cpus(tmp_path / "none").empty
 
 
 def test_a_line_counts_natively_or_in_the_modes_present_settings_only():

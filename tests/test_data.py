@@ -136,8 +136,8 @@ def test_a_variant_takes_its_papers_dataset():
 
 
 def test_a_variants_label_names_what_sets_it_apart():
-    assert [dataset_label(n) for n in ("usps", "usps-sharp", "20news", "MNIST")] == [
-        "USPS", "USPS (sharp file)", "20NEWS", "MNIST"]
+    assert [dataset_label(n) for n in ("usps", "usps-sharp", "20news", "MNIST", "digits")] == [
+        "USPS", "USPS (sharp file)", "20NEWS", "MNIST", "scikit-learn digits"]
     with pytest.raises(ValueError, match="unknown paper dataset 'my-file'"):
         dataset_label("my-file")
 

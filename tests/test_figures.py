@@ -32,3 +32,22 @@ def test_panel_grid_passes_its_options_to_subplots_and_refuses_an_empty_grid():
         panel_grid(0, width=4.0, height=3.0)
     with pytest.raises(ValueError, match="max_columns=0"):
         panel_grid(2, width=4.0, height=3.0, max_columns=0)
+
+
+def test_rerun_figure_draws_a_row_per_configuration_with_its_spread_and_each_rerun():
+    import pandas as pd
+
+    from dkm.book.figures import rerun_figure
+
+    moves = pd.DataFrame({"run": ["DKM$^{p}$, USPS"] * 2 + ["AE-KM, MNIST"],
+                          "difference": [0.0, -1.5, 0.3], "spread": [1.2, 1.2, 2.0],
+                          "same_day": [True, False, False], "own_code": [False, True, False]})
+    fig = rerun_figure(moves)
+    ax = fig.axes[0]
+    assert [label.get_text() for label in ax.get_yticklabels()] == ["DKM$^{p}$, USPS",
+                                                                     "AE-KM, MNIST"]
+    bars = [(patch.get_x(), patch.get_width()) for patch in ax.patches]
+    assert bars == [(-1.2, 2.4), (-2.0, 4.0)]  # ± one standard deviation of the seeds
+    dots = [c for c in ax.collections if len(c.get_offsets())]
+    assert len(dots) == 4  # three reruns, one of them ringed: made with its record's own code
+    plt.close(fig)

@@ -388,6 +388,7 @@ def test_scale_label() -> None:
     assert table.attrs["scales"] == "0.1, 0.25"
     assert "a fraction of the paper's epochs (scale 0.1, 0.25; 1 is the paper's)" in render(table)
     assert build("table1").attrs["scales"] == "none"
+    assert "run" not in render("tradeoff")  # a table without runs says nothing of their epochs
 
 
 def test_datasets_table() -> None:

@@ -20,7 +20,7 @@ from dkm.book.analysis import paper_tradeoff, search_curves
 from dkm.protocol import paper
 from dkm.protocol.experiments import TRADEOFF_GRID
 
-__all__ = ["panel_grid", "line_search_figure"]
+__all__ = ["panel_grid", "line_search_figure", "rerun_figure"]
 
 
 def panel_grid(count: int, *, width: float, height: float, max_columns: int = 2,
@@ -133,4 +133,47 @@ def line_search_figure(frame: pd.DataFrame, records: Iterable[Mapping[str, Any]]
     fig.tight_layout(rect=(0, 0.1 / nrows, 1, 1))
     fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=4, fontsize=8,
                frameon=False)
+    return fig
+
+
+def rerun_figure(moves: pd.DataFrame) -> Figure:
+    """How far each rerun of a record moved, beside its method's spread over the seeds.
+
+    One row per configuration name; on it a dot per rerun at its test score minus its
+    record's, over a grey bar of ± one standard deviation of the method's seeds. A dot is
+    open where the rerun was written on its record's day, filled where later; a ring marks
+    a rerun made with the record's own code.
+
+    Parameters
+    ----------
+    moves : pandas.DataFrame
+        :func:`dkm.book.analysis.reruns`'s table (``difference``, ``same_day``,
+        ``own_code``) with two more columns: ``run``, the row's label (Matplotlib's
+        mathtext allowed; the reruns of several seeds share a row), and ``spread``, the
+        standard deviation of that method's scores over its seeds on that dataset, in the
+        difference's units.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    rows = list(dict.fromkeys(moves["run"]))
+    fig, ax = plt.subplots(figsize=(8.0, 0.42 * len(rows) + 1.3))
+    for y, run in enumerate(rows):
+        mine = moves[moves["run"] == run]
+        spread = float(mine["spread"].iloc[0])
+        ax.barh(y, 2 * spread, left=-spread, height=0.6, color="0.88", zorder=0)
+        offsets = np.linspace(-0.18, 0.18, len(mine)) if len(mine) > 1 else np.zeros(1)
+        for offset, row in zip(offsets, mine.itertuples()):
+            ax.scatter(row.difference, y + offset, s=28, zorder=2, color="C0",
+                       facecolors="white" if row.same_day else "C0")
+            if row.own_code:
+                ax.scatter(row.difference, y + offset, s=110, zorder=1, facecolors="none",
+                           edgecolors="C3", linewidths=1.2)
+    ax.axvline(0, color="0.4", linewidth=0.8)
+    ax.set_yticks(range(len(rows)), rows)
+    ax.invert_yaxis()
+    ax.set_xlabel("rerun − record, test ACC (points)")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
     return fig

@@ -131,14 +131,21 @@ def paper_dataset(name: str) -> str:
 DATA_VARIANT_LABELS: dict[str, str] = {"usps-sharp": "sharp file"}
 
 
+#: A reader's label of each named dataset that is not the paper's.
+OTHER_LABELS: dict[str, str] = {"digits": "scikit-learn digits"}
+
+
 def dataset_label(name: str) -> str:
-    """A reader's label of a named dataset: the paper's, with a data variant named.
+    """A reader's label of a named dataset: the paper's, with a data variant named, or
+    :data:`OTHER_LABELS`'.
 
     Examples
     --------
-    >>> dataset_label("usps"), dataset_label("usps-sharp")
-    ('USPS', 'USPS (sharp file)')
+    >>> dataset_label("usps"), dataset_label("usps-sharp"), dataset_label("digits")
+    ('USPS', 'USPS (sharp file)', 'scikit-learn digits')
     """
+    if name in OTHER_LABELS:
+        return OTHER_LABELS[name]
     lowered = paper_dataset(name.lower())
     if lowered not in PAPER_LABELS:
         raise ValueError(f"unknown paper dataset {name!r}; expected one of "

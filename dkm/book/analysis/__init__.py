@@ -48,15 +48,12 @@ summarises two programs or settings timed in processes that take turns; :func:`c
 check scripts, :func:`rerun_gaps` compares reruns with the records they
 repeat, :func:`repeated_runs` finds the configurations recorded twice,
 :func:`reruns` gathers both kinds of rerun in one table (:func:`kept_reruns` and
-:func:`audited_reruns` read those kept apart), :func:`reproducible_fits` what each CPU gave for the reproducible
-fixture's fit (:func:`reproducible_fits_between_cpus` sets the CPUs' fits side by side;
-:func:`in_present_settings` tells a benchmark's line made in an earlier version of the mode),
-and :func:`isa_probe_table` reads the probe of a snapshot's arithmetic on this machine;
-:func:`standin_check_error`, :func:`standin_throughput` and :func:`standin_runs` read the GPU
-stand-in's measurements, and :func:`standin_ratio_range`, :func:`standin_spread` and
-:func:`standin_same_errors` summarise them; :func:`standin_precision_effect` compares the
-stand-in's scores in two matmul precisions, and :func:`standin_alpha_curves` and
-:func:`standin_alpha_scores` read its runs at each α, :func:`standin_rescaling_effect`
+:func:`audited_reruns` read those kept apart; :func:`with_reruns` puts the latest rerun in its record's place),
+:func:`reproducible_fits` what each CPU gave for the reproducible fixture's fit
+(:func:`in_present_settings` tells a benchmark's line made in an earlier version of the mode),
+and :func:`isa_probe_table` reads the probe of a snapshot's arithmetic on another CPU;
+:func:`standin_alpha_curves` and
+:func:`standin_alpha_scores` read the GPU stand-in's runs at each α, :func:`standin_rescaling_effect`
 what rescaling α as the embedding shrinks does, :func:`standin_tradeoff_points` its
 scores at each λ and :func:`standin_tradeoff_table` sets them beside the package's, and
 :func:`standin_cluster_loss` reads where they lose clusters; :func:`standin_rows` reads a
@@ -71,8 +68,7 @@ from dkm.book.analysis._authors_code import AUTHORS_CODE_COLUMNS, authors_code_c
 from dkm.book.analysis._checks import (
     FIT_PARTS, audited_reruns, audits, check_gap, check_runs, isa_probe_table, kept_reruns,
     protocol_gap,
-    in_present_settings, repeated_runs, reproducible_fits, reproducible_fits_between_cpus,
-    rerun_gaps, reruns,
+    in_present_settings, repeated_runs, reproducible_fits, rerun_gaps, reruns, with_reruns,
 )
 from dkm.book.analysis._claims import (
     CLAIMS,
@@ -114,16 +110,9 @@ from dkm.book.analysis._standin import (
     STANDIN_OUTPUTS,
     standin_alpha_curves,
     standin_alpha_scores,
-    standin_check_error,
     standin_cluster_loss,
-    standin_precision_effect,
-    standin_ratio_range,
     standin_rescaling_effect,
     standin_rows,
-    standin_runs,
-    standin_same_errors,
-    standin_spread,
-    standin_throughput,
     standin_tradeoff_points,
     standin_tradeoff_table,
 )
@@ -137,13 +126,12 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "isa_probe_table", "repeated_runs", "reruns", "kept_reruns", "audited_reruns", "audits",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
-           "search_summary", "stored_search", "seeds_with_whole_grid", "complete_searches", "SEARCH_SUMMARY_COLUMNS", "standin_check_error",
-           "standin_throughput", "standin_runs", "standin_ratio_range", "standin_spread",
-           "standin_same_errors", "standin_precision_effect", "standin_alpha_curves",
+           "search_summary", "stored_search", "seeds_with_whole_grid", "complete_searches",
+           "SEARCH_SUMMARY_COLUMNS", "standin_alpha_curves",
            "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",
            "standin_tradeoff_table", "standin_cluster_loss", "STANDIN_OUTPUTS",
-           "standin_rows", "rerun_gaps", "authors_code_comparison", "AUTHORS_CODE_COLUMNS", "search_scores",
+           "standin_rows", "rerun_gaps", "with_reruns", "authors_code_comparison", "AUTHORS_CODE_COLUMNS", "search_scores",
            "chosen_against_paper",
            "precision_effect", "seed_differences", "PRECISION_EFFECT_COLUMNS", "side_by_side",
-           "warm_rate", "SIDE_BY_SIDE_MEASURES", "reproducible_fits",
-           "reproducible_fits_between_cpus", "in_present_settings", "FIT_PARTS"]
+           "warm_rate", "SIDE_BY_SIDE_MEASURES", "reproducible_fits", "in_present_settings",
+           "FIT_PARTS"]

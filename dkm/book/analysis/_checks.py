@@ -1,7 +1,6 @@
 """The runs of the benchmarks' check scripts (``benchmarks/check_*.py``), reruns, and their gaps."""
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -192,6 +191,34 @@ def reruns(records: Iterable[Mapping[str, Any]], separate: Iterable[Mapping[str,
     return table.sort_values(["recorded_on", "rerun_on"], kind="stable").reset_index(drop=True)
 
 
+def with_reruns(records: Iterable[Mapping[str, Any]],
+                reruns: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The records as the latest rerun of each configuration would have written them.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        The records a table reads (the protocol's stores).
+    reruns : iterable of dict
+        Any records and reruns of the same configurations, in the stores or kept apart
+        (:func:`kept_reruns`); those of other configurations are ignored.
+
+    Returns
+    -------
+    list of dict
+        ``records`` in their order, each replaced by the last (by ``created``) of the
+        records and reruns that share its ``config_hash``; a record without a later
+        rerun is kept as it is.
+    """
+    latest: dict[str, Mapping[str, Any]] = {}
+    for run in sorted(reruns, key=lambda r: r["created"]):
+        latest[run["config_hash"]] = run
+    return [latest[record["config_hash"]]
+            if record["config_hash"] in latest
+            and latest[record["config_hash"]]["created"] > record["created"] else record
+            for record in records]
+
+
 def isa_probe_table(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The lines of ``benchmarks/probe_cpu_isa.py`` as a table, the snapshot's last.
 
@@ -325,29 +352,3 @@ def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFram
              "centres_relative": relative(line)}
             for (cpu, mode), line in last.items()]
     return pd.DataFrame(rows, columns=["cpu", "mode", *FIT_PARTS, "centres_relative"])
-
-
-def reproducible_fits_between_cpus(directory: str | Path) -> pd.DataFrame:
-    """Each pair of CPUs' fits of the reproducible fixture's configuration, in the same mode.
-
-    Parameters
-    ----------
-    directory : str or Path
-        Where ``reproducible-fits.jsonl`` lies (``benchmarks/reproducible_fits.py``'s lines).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per mode and pair of CPUs that ran it (the last line of each, as in
-        :func:`reproducible_fits`):
-        ``mode``, ``first`` and ``second`` (the CPUs, in sorted order), then
-        for each part of :data:`FIT_PARTS` whether the two fits have it bit
-        for bit. Empty when no mode was run on two CPUs.
-    """
-    last = _last_fits(directory)
-    rows = [{"mode": mode, "first": first, "second": second,
-             **_same_parts(last[first, mode], last[second, mode])}
-            for mode in sorted({mode for _, mode in last})
-            for first, second in itertools.combinations(
-                sorted(cpu for cpu, other in last if other == mode), 2)]
-    return pd.DataFrame(rows, columns=["mode", "first", "second", *FIT_PARTS])

@@ -8,8 +8,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-_CHECK_ERRORS = ("loss", "gradients", "epoch_loss", "weights_after_epoch")
-
 #: The stand-in's output files (``<name>.jsonl`` in ``benchmarks/results``) of each study
 #: the book reads in more than one place: its runs at each α on 20NEWS, held constant and
 #: rescaled, and at each λ on USPS and 20NEWS.
@@ -37,91 +35,6 @@ def standin_rows(study: str, directory: str | Path = "benchmarks/results") -> li
     return [row for name in STANDIN_OUTPUTS[study] for row in check_runs(name, directory)]
 
 
-def standin_check_error(rows: Iterable[Mapping[str, Any]], precision: str) -> float:
-    """Largest relative error against the package among the stand-in's check lines in
-    ``precision``; NaN when there is none."""
-    errors = [row[name] for row in rows
-              if row.get("kind") == "check" and row["precision"] == precision
-              for name in _CHECK_ERRORS]
-    return max(errors) if errors else float("nan")
-
-
-def standin_throughput(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Samples/s of each phase by number of stacked replicas ``S``, and each ``S`` over ``S = 1``.
-
-    One row per dataset shape, phase and matmul precision; a column ``S = s`` per measured
-    number of replicas (a sample of every replica counts; the mean where a configuration
-    was measured more than once) and ``S = s / S = 1`` for each ``s > 1``.
-    """
-    phases = pd.DataFrame([r for r in rows if r.get("kind") == "phase"])
-    if phases.empty:
-        return pd.DataFrame(columns=["shape", "phase", "precision"])
-    table = phases.pivot_table(index=["shape", "phase", "precision"], columns="replicas",
-                               values="samples_per_s", sort=False)
-    ratios = {f"S = {s} / S = 1": table[s] / table[1] for s in table.columns if s != 1}
-    table.columns = [f"S = {s}" for s in table.columns]
-    return table.assign(**ratios).reset_index()
-
-
-def standin_runs(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Wall time of the stand-in's whole DKM^p trainings, with ten seeds' cost each way.
-
-    One row per dataset shape and ``S``: its seconds (pretraining, DKM, total) and
-    ``seconds per seed``; ``S > 1`` rows also give the time ``S`` one-seed runs take
-    (``S`` × the ``S = 1`` total) and its ratio to the stacked run.
-    """
-    runs = pd.DataFrame([r for r in rows if r.get("kind") == "run"])
-    if runs.empty:
-        return pd.DataFrame(columns=["shape", "replicas", "total_s"])
-    runs = runs[["shape", "replicas", "precision", "pretraining_s", "dkm_s", "total_s"]].copy()
-    runs["seconds_per_seed"] = runs.total_s / runs.replicas
-    single = runs[runs.replicas == 1].set_index("shape").total_s
-    one_at_a_time = runs.replicas * runs["shape"].map(single)
-    runs["one_seed_at_a_time_s"] = one_at_a_time.where(runs.replicas > 1)
-    runs["speed_up"] = runs.one_seed_at_a_time_s / runs.total_s
-    return runs.reset_index(drop=True)
-
-
-def standin_ratio_range(throughput: pd.DataFrame, precision: str,
-                        replicas: int = 10) -> tuple[float, float]:
-    """Smallest and largest ``S = replicas / S = 1`` of a :func:`standin_throughput` table
-    over its shapes and phases in ``precision``."""
-    values = throughput.loc[throughput.precision == precision, f"S = {replicas} / S = 1"]
-    if values.empty:
-        raise ValueError(f"no {precision} measurement with S = {replicas} and S = 1")
-    return float(values.min()), float(values.max())
-
-
-def standin_spread(first: Iterable[Mapping[str, Any]],
-                   second: Iterable[Mapping[str, Any]]) -> float:
-    """Largest relative difference of samples/s between two runs of the stand-in.
-
-    Over the configurations (shape, phase, precision, ``S``) both runs measured:
-    ``max |second / first − 1|``; NaN when they share none.
-    """
-    def by_configuration(rows):
-        return {(r["shape"], r["phase"], r["precision"], r["replicas"]): r["samples_per_s"]
-                for r in rows if r.get("kind") == "phase"}
-
-    a, b = by_configuration(first), by_configuration(second)
-    shared = a.keys() & b.keys()
-    return max((abs(b[k] / a[k] - 1) for k in shared), default=float("nan"))
-
-
-def standin_same_errors(rows: Iterable[Mapping[str, Any]], precision: str,
-                        other: str) -> bool:
-    """Whether the stand-in's check lines in two precisions give the same errors, phase by
-    phase (both must have some)."""
-    rows = list(rows)
-
-    def errors(name):
-        return {r["phase"]: tuple(r[e] for e in _CHECK_ERRORS) for r in rows
-                if r.get("kind") == "check" and r["precision"] == name}
-
-    first = errors(precision)
-    return bool(first) and first == errors(other)
-
-
 def _score_frame(rows: Iterable[Mapping[str, Any]], kind: str, metric: str) -> pd.DataFrame:
     """The ``kind`` lines of ``standin_quality.py score`` as a frame, with ``score`` (``metric``
     in %) and ``rescaled`` (False where a line does not say); empty when there is none."""
@@ -136,36 +49,6 @@ def _paired_by_replica(runs: pd.DataFrame,
     from dkm.book.analysis._paired import paired_difference
 
     return paired_difference(runs.set_index("replica").score, against.set_index("replica").score)
-
-
-def standin_precision_effect(rows: Iterable[Mapping[str, Any]], metric: str = "acc",
-                             reference: str = "float32") -> pd.DataFrame:
-    """The stand-in's DKM^p scores by matmul precision, each seed against ``reference``'s.
-
-    Reads the ``quality`` lines of ``benchmarks/standin_quality.py score``: one score per
-    dataset, precision and replica (seed); the runs of a replica share their initial weights
-    and minibatches, so that the same-replica difference is the precision's effect on it.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per dataset and precision: ``n`` replicas, ``mean`` and ``sd`` of ``metric``
-        (in %), and for the other precisions ``difference``, ``low`` and ``high``, the mean
-        same-replica difference to ``reference`` and its 95 % t interval (in points).
-    """
-    scores = _score_frame(rows, "quality", metric)
-    columns = ["dataset", "precision", "n", "mean", "sd", "difference", "low", "high"]
-    if scores.empty:
-        return pd.DataFrame(columns=columns)
-    table = []
-    for (dataset, precision), runs in scores.groupby(["dataset", "precision"], sort=False):
-        row = {"dataset": dataset, "precision": precision, "n": len(runs),
-               "mean": runs.score.mean(), "sd": runs.score.std(ddof=1)}
-        if precision != reference:
-            against = scores[(scores.dataset == dataset) & (scores.precision == reference)]
-            row["difference"], row["low"], row["high"], _ = _paired_by_replica(runs, against)
-        table.append(row)
-    return pd.DataFrame(table, columns=columns)
 
 
 def standin_alpha_curves(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

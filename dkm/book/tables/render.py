@@ -176,11 +176,10 @@ def _compact_cell(value: Any, fmt: _Format) -> str:
 
 
 def _scale_sentence(scales: str) -> str:
-    """The epochs the runs trained for, in words; nothing for ``"1"``, the paper's own epochs."""
-    if scales == "1":  # the usual case: the text around the table says it once
+    """The epochs the runs trained for, in words; nothing for ``"1"``, the paper's own epochs,
+    nor for ``"none"``, a table without runs (its cells say where their figures come from)."""
+    if scales in ("1", "none"):  # the usual case: the text around the table says it once
         return ""
-    if scales == "none":
-        return "No run yet"
     return f"Runs trained for a fraction of the paper's epochs (scale {scales}; 1 is the paper's)"
 
 

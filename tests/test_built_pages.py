@@ -1,0 +1,169 @@
+"""What a reader must not find on a page: the checks of book/_ext/page_checks.py, and the
+chapters' sources held to them.
+
+``make test`` does not build the book: the built pages are checked by ``make book`` (the
+extension warns, ``-W`` fails the build) and by ``python book/_ext/page_checks.py _build/html``.
+Here the checks themselves are tested on pages that hold each fault, the chapters' Markdown is
+checked as it is written, and nbval checks every executed chapter's outputs
+(``notebooks/conftest.py``).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import jupytext
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+from page_checks import (  # noqa: E402
+    CODE, OUTPUT, PROSE, TABLE, html_faults, main, markdown_faults, output_faults, site_faults,
+    text_faults,
+)
+
+#: Every page of the book written in Markdown: the chapters and the front page.
+PAGES = sorted((ROOT / "notebooks").glob("*.md")) + sorted((ROOT / "book").glob("*.md"))
+#: Tags under which a parameters cell's code is not shown open on its page.
+HIDDEN = {"hide-input", "remove-input", "remove-cell"}
+
+
+def _kinds(faults) -> list[str]:
+    return sorted(fault.kind for fault in faults)
+
+
+def _page(article: str) -> str:
+    """A built page: the theme's navigation around the article."""
+    return (f"<html><head><title>x_y</title><script>var a_b = '/tmp/'</script></head><body>"
+            f"<nav>dkm-p /home/x</nav><article class='bd-article'>{article}</article></body></html>")
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("ACC 0.734512 on digits", "decimals"),
+    ("min w −0.0000", "negative zero"),
+    ("a difference of -0.00 points", "negative zero"),
+    ("−0 points", "negative zero"),
+    ("min w -0.0e+00", "negative zero"),
+    ("DKM^p (dkm-p) beats it", "method id"),
+    ("the ae-km runs", "method id"),
+    ("every wall_time_s is summed", "snake_case"),
+    ("1 cluster(s) used", "plural in parentheses"),
+    ("written to /work/main/_build/records", "local path"),
+    ("see /home/me/data", "local path"),
+])
+def test_each_fault_is_found_in_prose(text, kind):
+    assert _kinds(text_faults(text, PROSE)) == [kind]
+
+
+@pytest.mark.parametrize("text", [
+    "ACC 73.70 %, NMI 0.679", "−0.4 points", "−0.01 and +0.3", "0 of 10 seeds", "DKM^p and AE-KM",
+    "k-means on a 2026-11-25 record", "the sharp file (usps-sharp is not a method)",
+    "a relative error of 6e-08", "a weight of -1.1e-03", "from −1 to 1", "the clusters used", "~/data and ./x/tmp/",
+])
+def test_what_reads_well_is_no_fault(text):
+    assert text_faults(text, PROSE) == []
+
+
+def test_code_is_exempt_from_every_check_but_the_local_paths():
+    code = "model.fit(X, wall_time_s=0.123456789, method='dkm-p')  # -0.0 cluster(s)"
+    assert text_faults(code, CODE) == []
+    assert _kinds(text_faults("open('/tmp/x.npz')", CODE)) == ["local path"]
+
+
+def test_outputs_are_not_held_to_the_prose_s_names():
+    """A printed value may be a programmer's name; its number format is still the reader's."""
+    assert text_faults("scale_factor = 2", OUTPUT) == []
+    assert _kinds(text_faults("loss 0.1234567", OUTPUT)) == ["decimals"]
+
+
+def test_a_built_page_is_read_in_its_article_only_with_code_and_formulas_apart():
+    article = ("<p>Seconds per run: <code>wall_time_s</code>, the <span class='math'>"
+               "\\(x_{i} = -0.0\\)</span> formula.</p>"
+               "<div class='cell docutils container'><div class='cell_input docutils container'>"
+               "<pre>seconds = 0.1234567  # dkm-p</pre></div>"
+               "<div class='cell_output docutils container'><pre>loss 0.1234567</pre>"
+               "<table><tr><th>ae-km</th><td>−0.0000</td></tr></table></div></div>")
+    faults = html_faults(_page(article))
+    assert sorted((f.kind, f.place) for f in faults) == [
+        ("decimals", OUTPUT), ("method id", TABLE), ("negative zero", TABLE)]
+
+
+def test_a_sentence_split_by_inline_markup_is_read_whole():
+    faults = html_faults(_page("<p>1 cluster<span>(s)</span> used</p>"))
+    assert _kinds(faults) == ["plural in parentheses"]
+
+
+def test_a_parameters_cell_is_a_fault_unless_removed_or_collapsed():
+    shown = ("<div class='cell tag_parameters docutils container'>"
+             "<div class='cell_input docutils container'><pre>seed = 0</pre></div></div>")
+    collapsed = ("<div class='cell tag_parameters tag_hide-input docutils container'>"
+                 "<details class='hide above-input'><summary>Show code cell source</summary>"
+                 "<div class='cell_input docutils container'><pre>seed = 0</pre></div>"
+                 "</details></div>")
+    removed = "<div class='cell tag_parameters tag_remove-input docutils container'></div>"
+    assert _kinds(html_faults(_page(shown))) == ["parameter cell"]
+    assert html_faults(_page(collapsed)) == [] and html_faults(_page(removed)) == []
+
+
+def test_executed_outputs_are_checked_as_their_page_shows_them():
+    table = "<table><tr><td>0.1234567</td></tr></table>"
+    outputs = [
+        {"output_type": "stream", "name": "stdout", "text": "3 new run(s) in /tmp/x.jsonl\n"},
+        {"output_type": "execute_result", "data": {"text/html": table, "text/plain": "x_y"}},
+        {"output_type": "display_data", "data": {"text/markdown": "| a |\n|---|\n| dcn-np |"}},
+        {"output_type": "display_data", "data": {"text/plain": "'dkm-p'"},
+         "metadata": {"scrapbook": {"name": "method"}}},  # glued: checked where it is pasted
+    ]
+    assert _kinds(output_faults(outputs)) == ["decimals", "local path", "method id",
+                                              "plural in parentheses"]
+    assert output_faults(outputs, tags=["remove-output"]) == []
+
+
+def test_markdown_prose_is_checked_and_its_code_math_and_links_are_not():
+    markdown = ("Runs took `wall_time_s` seconds ($x_{i} = -0.0$), see [the store]"
+                "(/work/results/usps.jsonl).\n\n```bash\npython -m dkm run --method dkm-p\n```\n\n"
+                "```{code-cell} ipython3\nx = 0.1234567\n```\n\n"
+                "| model | ACC |\n|---|---|\n| dkm-a | 70.1 |\n\n"
+                "{glue:text}`n_clusters` cluster(s) used by dkm-p.")
+    assert sorted((f.kind, f.place) for f in markdown_faults(markdown)) == [
+        ("method id", PROSE), ("method id", TABLE), ("plural in parentheses", PROSE)]
+
+
+def test_the_command_line_checks_a_built_site(tmp_path, capsys):
+    (tmp_path / "clean.html").write_text(_page("<p>DKM<sup>p</sup> at 77.3 %</p>"))
+    assert main([str(tmp_path)]) == 0
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "faulty.html").write_text(_page("<p>1 cluster(s)</p>"))
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "theme.html").write_text(_page("<p>/tmp/x</p>"))  # not a page
+    assert main([str(tmp_path)]) == 1
+    assert "notebooks/faulty.html: plural in parentheses" in capsys.readouterr().out
+    assert list(site_faults(tmp_path)) == ["notebooks/faulty.html"]
+
+
+def test_make_book_runs_the_checks():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["sphinx"]["local_extensions"].get("page_checks") == "book/_ext"
+
+
+@pytest.mark.parametrize("source", PAGES, ids=lambda p: p.name)
+def test_a_pages_text_holds_no_fault(source):
+    faults = [fault for cell in jupytext.read(source).cells if cell.cell_type == "markdown"
+              for fault in markdown_faults(cell.source)]
+    assert not faults, f"{source.name}: " + "; ".join(map(str, faults))
+
+
+#: Chapter 7's parameters cell is collapsed with the rest of that chapter's rewrite (issue 67's
+#: front page and results); strict, so that this mark goes once it is.
+SHOWN_UNTIL_ITS_REWRITE = pytest.mark.xfail(strict=True, reason="chapter 7 is rewritten apart")
+
+
+@pytest.mark.parametrize("source", [
+    pytest.param(p, marks=SHOWN_UNTIL_ITS_REWRITE) if p.name == "07_results.md" else p
+    for p in PAGES], ids=lambda p: p.name)
+def test_a_pages_parameters_cell_is_collapsed_or_removed(source):
+    shown = [cell.source.splitlines()[0] for cell in jupytext.read(source).cells
+             if "parameters" in cell.metadata.get("tags", ())
+             and not HIDDEN & set(cell.metadata.get("tags", ()))]
+    assert not shown, f"{source.name}: a parameters cell is shown open"
