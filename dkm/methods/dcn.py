@@ -15,10 +15,14 @@ minibatch:
    mean, so it is computed in closed form, in the graph:
    ``r_k ← (count_k r_k + Σ_{i∈k} h_i) / (count_k + m_k)``, ``count_k += m_k``.
 
-The DKM authors' TensorFlow re-implementation, which produced the paper's DCN
-figures, departs from this in four ways (../shared/paper/FIDELITY.md); those
-departures, and the steps that lead from DCN to Deep k-Means, are variants of
-this objective declared beside their study, in :mod:`dkm.book.ablations`.
+The DKM authors' TensorFlow re-implementation (their public code,
+``MaziarMF/deep-k-means``), which produced the paper's DCN figures, departs from
+this in four ways: only the last sample of each batch is reassigned and moves its
+centroid; Adam also trains the centroids; the clustering term is ``λ ‖h(x) − r‖²``,
+without the half; and the labels it reports are the assignments stored after the
+last batch, not those of a forward pass after training. Those departures, and the
+steps that lead from DCN to Deep k-Means, are variants of this objective declared
+beside their study, in :mod:`dkm.book.ablations`.
 """
 from __future__ import annotations
 

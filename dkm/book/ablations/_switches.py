@@ -374,7 +374,8 @@ class DCNAblation(DCN):
 
 
 #: The four switches as the DKM authors' DCN code had them (``update``, ``train_centroids``,
-#: ``clustering_weight``, ``labels``; ../shared/paper/FIDELITY.md).
+#: ``clustering_weight``, ``labels``: the four departures from Yang et al. that
+#: :mod:`dkm.methods.dcn` lists).
 AUTHORS_DCN: dict[str, object] = {
     "update": "last-sample", "train_centroids": True, "clustering_weight": 1.0, "labels": "stored",
 }
