@@ -324,7 +324,7 @@ def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_p
     assert (f"  python -m dkm ablate --study lambda --dataset usps --method dkm-p {study_seeds} "
             f"--scale 0.02 --results {tmp_path / 'ablations'}") in lines
     assert not any("alpha" in line for line in lines)
-    from dkm.protocol.experiments import LINE_SEARCHES
+    from dkm.protocol.declarations import LINE_SEARCHES
 
     assert LINE_SEARCHES["20news"] == ("dkm-p", "dkm-a")
     assert f"{search}: the line search misses 6 of 6 seeds' grids" in lines
