@@ -26,22 +26,20 @@ beside their study, in :mod:`dkm.book.ablations`.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 import tensorflow as tf
 
-from dkm.autoencoder import PAPER_HIDDEN_SIZES, Autoencoder
+from dkm.autoencoder import Autoencoder
 from dkm.losses import reconstruction_error, squared_euclidean
 from dkm.methods.common import scale_epochs
 from dkm.methods.dkm import initial_centers
 from dkm.methods.estimator import (BASELINE_CONSTRAINTS, NON_NEGATIVE, DeepClusteringEstimator,
                                    variant_epochs)
-from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained
+from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS
 from dkm.methods.template import ClusteringObjective
-from dkm.training import DEFAULT_SAMPLER
 
 #: Initial value of the per-cluster counts in DCN's code.
 DCN_INITIAL_COUNT = 100.0
@@ -241,6 +239,7 @@ def random_assignments(seeds: Sequence[int], n_clusters: int, n_samples: int) ->
     ])
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class DCN(DeepClusteringEstimator):
     """Deep Clustering Network (Yang, Fu, Sidiropoulos and Hong, 2017).
 
@@ -278,30 +277,11 @@ class DCN(DeepClusteringEstimator):
     (1797,)
     """
 
-    _parameter_constraints: dict = {**BASELINE_CONSTRAINTS, "lam": [NON_NEGATIVE]}
-    _config_class = DCNConfig
+    lam: float = 1.0
+    epochs: int | None = None
 
-    def __init__(
-        self,
-        n_clusters: int = 10,
-        *,
-        variant: str = "p",
-        lam: float = 1.0,
-        epochs: int | None = None,
-        pretrain_epochs: int = PAPER_PRETRAIN_EPOCHS,
-        hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
-        embedding_dim: int | None = None,
-        batch_size: int = 256,
-        learning_rate: float = 1e-3,
-        sampler: str = DEFAULT_SAMPLER,
-        pretrained: Pretrained | None = None,
-        random_state=None,
-        progress: bool = True,
-        jit_compile: bool = True,
-        precision: str = "float32",
-        checkpoint_dir: str | os.PathLike[str] | None = None,
-    ) -> None:
-        self._keep_parameters(locals())
+    _parameter_constraints: ClassVar[dict] = {**BASELINE_CONSTRAINTS, "lam": [NON_NEGATIVE]}
+    _config_class = DCNConfig
 
     def _variant_fields(self) -> dict[str, Any]:
         return variant_epochs(DCN_VARIANTS, self.variant, self.epochs, self.pretrain_epochs)
