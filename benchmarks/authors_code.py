@@ -107,7 +107,8 @@ class AuthorsMethod:
     takes_tradeoff: bool
 
 
-#: The paper's protocol in their scripts' options (epochs: ../shared/paper/FIDELITY.md).
+#: The paper's protocol in their scripts' options: pretraining 50 epochs, DCN^p 50 and DCN^np 200,
+#: DKM^a 40 α × 5 epochs and DKM^p 20 × 5 epochs at α = 1000.
 METHODS: dict[str, AuthorsMethod] = {
     "ae-km": AuthorsMethod("aekm.py", (), (("-e", 50),), False),
     "dcn-np": AuthorsMethod("dcn.py", (), (("-f", 200),), True),

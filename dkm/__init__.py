@@ -55,7 +55,9 @@ Models, their training and their evaluation:
 The protocol, ``dkm.protocol``:
 
 ``dkm.protocol.registry``    every method described once: label, family, pretraining, trade-off,
-                             default configuration and what trains it (its estimator).
+                             default configuration and what trains it (its estimator), read
+                             from declarations: the package's, entry points', plugins'.
+``dkm.protocol.declarations`` the package's methods, declared: the one file that writes their ids.
 ``dkm.protocol.paper``       the paper's transcription: its seeds, validation-optimal λ and γ,
                              labels, datasets and reported figures.
 ``dkm.protocol.experiments`` a run: seeded runs of a method, one record each; a grid's pieces.
@@ -89,12 +91,13 @@ The book, ``dkm.book``:
 ``dkm.book.analysis._standin`` the GPU stand-in's output as tables: throughput, runs, precision, α.
 ``dkm.book.analysis._authors_code`` the authors' own code beside the package and the paper.
 ``dkm.book.figures``         figures drawn from records (the λ line search's curves).
+``dkm.book.declarations``    the methods the book adds to the registry (its entry point): the
+                             DKM authors' DCN.
 ``dkm.book.ablations``       the ablation studies, a run's switches and their effect against the
                              protocol's runs, one private module per job, all re-exported by
                              ``dkm.book.ablations``:
 ``dkm.book.ablations._switches`` the models whose switches the studies turn: subclasses of the
                              paper's DKM and of DCN (the DKM authors' DCN, the walk to DKM).
-``dkm.book.ablations._methods`` the methods the studies add to the registry: the authors' DCN.
 ``dkm.book.ablations._studies`` the studies and their variants, run and read; whose a record is.
 ``dkm.book.ablations._compare`` a variant against the protocol's runs and the paper; its wording.
 ``dkm.book.ablations._tradeoff`` the scores against λ at full scale; where they collapse.

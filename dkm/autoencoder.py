@@ -5,7 +5,7 @@ The weights carry a leading *replica* axis ``S``: ``S`` independent networks
 products, so that several seeds train in one compiled computation. A single
 run is simply ``S = 1``.
 
-Architecture (paper, Section 4.3; FIDELITY.md): fully connected encoder
+Architecture (the paper's Section 4.3 and the authors' code): fully connected encoder
 ``d-500-500-2000-p`` and its mirror image as decoder; ReLU on every hidden
 layer, linear embedding and output layers; Glorot-uniform kernels and zero
 biases; no batch normalisation, dropout or weight decay.

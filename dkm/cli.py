@@ -1,6 +1,11 @@
 """Command-line interface: ``python -m dkm run``, ``ablate``, ``snapshot``, ``report``, ``pending``,
 ``audit``.
 
+Every command knows the methods of the registry (:mod:`dkm.protocol.registry`): the
+package's, those of the entry points of the group ``dkm.methods``, and those of the
+plugins named with ``--plugin MODULE``. A command imports TensorFlow and the book's
+analysis only when it trains or analyses: ``--help`` and ``report`` do neither.
+
 Bad options, unknown datasets or methods and unreadable files end with a
 one-line message on stderr and exit status 2, not a traceback.
 """
@@ -16,7 +21,6 @@ from typing import Callable, Iterator, Sequence
 
 from dkm.arithmetic import (current_arithmetic, reproducible_environment,
                             use_reproducible_arithmetic)
-from dkm.book import ablations  # noqa: F401  (registers the studies' methods: the authors' DCN)
 from dkm.protocol import paper, registry
 
 #: The paper's eight methods, in the order of its tables.
@@ -73,6 +77,15 @@ def _use_arithmetic(arithmetic: str) -> None:
         raise CommandError(f"--native: this process's environment sets the reproducible "
                            f"arithmetic's variables ({', '.join(reproducible_environment())}); "
                            "unset them or leave --native out")
+
+
+def _add_plugin_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--plugin", action="append", dest="plugins", default=[],
+                         metavar="MODULE",
+                         help="import MODULE, whose METHODS declares methods of your own "
+                              "(a tuple of dkm.protocol.registry.Method); repeat for several. "
+                              "Installed packages' methods (entry points of the group "
+                              f"{registry.ENTRY_POINT_GROUP}) are known without it")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -207,11 +220,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="For each protocol store of a results folder (RESULTS/<dataset>.jsonl, the "
                     "paper's eight methods), each line search's store that exists "
                     "(RESULTS/<dataset>-lambda.jsonl: the methods of "
-                    "dkm.experiments.LINE_SEARCHES, the paper's grid, its first three seeds) and "
-                    "each ablation study's store "
-                    "(RESULTS/ablations/<study>.jsonl), list the runs at the given scale that "
-                    "have no scored record yet, each with the command that adds them. Only reads "
-                    "the stores.",
+                    "dkm.protocol.declarations.LINE_SEARCHES, the paper's grid, its first three "
+                    "seeds) and each ablation study's store (RESULTS/ablations/<study>.jsonl), "
+                    "list the runs at the given scale that have no scored record yet, each with "
+                    "the command that adds them. Only reads the stores.",
     )
     pending.add_argument("--results", required=True, help="the results folder (e.g. results)")
     pending.add_argument("--seeds", type=_positive_int, default=len(paper.PAPER_SEEDS),
@@ -258,6 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--vs-paper", action="store_true",
                         help="show the paper's value and a per-cell verdict beside each cell")
     report.add_argument("--format", choices=("markdown", "html", "latex"), default="markdown")
+    for command in (run, ablate, snapshot, pending, audit, report):  # each reads or runs methods
+        _add_plugin_option(command)
     return parser
 
 
@@ -377,7 +391,8 @@ def _command_snapshot(args: argparse.Namespace) -> int:
 
 def _command_pending(args: argparse.Namespace) -> int:
     from dkm.book import analysis
-    from dkm.protocol.experiments import LINE_SEARCH_SEEDS, LINE_SEARCHES, TRADEOFF_GRID
+    from dkm.protocol.declarations import LINE_SEARCHES
+    from dkm.protocol.experiments import LINE_SEARCH_SEEDS, TRADEOFF_GRID
     from dkm.protocol.results import ResultsStore, protocol_stores, record_scale, store_path
 
     folder = Path(args.results)
@@ -516,6 +531,15 @@ def _command_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_plugins(plugins: Sequence[str]) -> None:
+    """Add the methods the plugins declare to the registry (:func:`registry.load_plugins`)."""
+    for plugin in plugins:
+        try:
+            registry.load_plugins([plugin])
+        except (ImportError, ValueError) as error:
+            raise CommandError(f"--plugin {plugin}: {error}") from None
+
+
 @contextmanager
 def _native_stderr_silenced() -> Iterator[None]:
     """Send what native code writes to stderr (file descriptor 2) to /dev/null meanwhile."""
@@ -577,8 +601,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _start_tensorflow_without_keras()
     try:
-        if args.command in ("run", "ablate", "snapshot"):
+        if args.command in ("run", "ablate", "snapshot"):  # before a plugin imports TensorFlow
             _use_arithmetic(args.arithmetic or "reproducible")
+        _load_plugins(args.plugins)
         return {"run": _command_run, "ablate": _command_ablate, "snapshot": _command_snapshot,
                 "report": _command_report, "pending": _command_pending,
                 "audit": _command_audit}[args.command](args)

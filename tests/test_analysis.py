@@ -607,7 +607,6 @@ def test_the_authors_code_is_set_beside_the_package_on_common_seeds():
 
 
 def test_the_authors_code_is_set_beside_the_method_it_is_paired_with():
-    import dkm.book.ablations  # noqa: F401  registers the emulation of their DCN
     from dkm.book.analysis import authors_code_comparison
 
     protocol = _runs("usps", "dcn-p", [0.80, 0.80, 0.80], lam=0.1)

@@ -248,3 +248,34 @@ def test_from_config_builds_the_estimator_of_a_configuration():
         DeepKMeans.from_config(DKM_VARIANTS["p"], loop, 7, variant="a")
     with pytest.raises(ValueError, match=r"DCNAblation\(variant='p'\) cannot train initial_count=50"):
         DCN.from_config(dataclasses.replace(config, initial_count=50.0), loop, 7, variant="p")
+
+
+def test_the_loop_parameters_are_declared_once_and_every_signature_lists_them():
+    import inspect
+
+    from dkm import DCN, IDEC
+    from dkm.book.ablations import DCNAblation, DeepKMeansAblation
+    from dkm.methods.estimator import DeepClusteringEstimator
+
+    def parameters(cls) -> list[str]:
+        return list(inspect.signature(cls.__init__).parameters)[1:]
+
+    shared = parameters(DeepClusteringEstimator)
+    assert shared[:3] == ["n_clusters", "variant", "pretrain_epochs"] and "batch_size" in shared
+    own = {DeepKMeans: ["lam", "distance", "schedule"], DCN: ["lam", "epochs"],
+           IDEC: ["gamma", "update_interval", "tol", "epochs", "reconstruction"],
+           DeepKMeansAblation: ["lam", "distance", "schedule", "assignment", "weight_decay",
+                                "alpha_rescaling"],
+           DCNAblation: ["lam", "epochs", "update", "pull", "train_centroids",
+                         "clustering_weight", "labels"]}
+    for cls, names in own.items():
+        signature = inspect.signature(cls)
+        assert parameters(cls) == shared + names, cls
+        assert [p.kind for p in signature.parameters.values()] == (
+            [inspect.Parameter.POSITIONAL_OR_KEYWORD] + [inspect.Parameter.KEYWORD_ONLY] * (
+                len(shared) + len(names) - 1)), cls
+        assert sorted(cls().get_params()) == sorted(shared + names)
+        assert set(cls._parameter_constraints) == set(shared + names), cls
+        model = cls(3, batch_size=64, **{names[-1]: cls().get_params()[names[-1]]})
+        assert clone(model).get_params() == model.get_params()
+        assert repr(cls(3, batch_size=64)) == f"{cls.__name__}(batch_size=64, n_clusters=3)"

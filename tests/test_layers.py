@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 # the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
 # the test modules do not import from either)
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -42,3 +44,21 @@ def test_the_paper_model_loads_the_core_alone_and_little_of_it():
     above = sorted(m for m in loaded if m.startswith(("dkm.protocol", "dkm.book", "dkm.cli")))
     assert not above, above
     assert sum(loaded.values()) <= MODEL_LINES, loaded
+
+
+@pytest.mark.parametrize("command", [
+    ["--help"],
+    ["report", "--results", "results/ablations/dcn-authors.jsonl", "--table", "methods"],
+])
+def test_help_and_report_load_neither_tensorflow_nor_the_books_analysis(command):
+    run = subprocess.run([sys.executable, "-X", "importtime", "-m", "dkm", *command],
+                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    loaded = [line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines()
+              if line.startswith("import time:")]
+    assert "dkm.cli" in loaded
+    heavy = [m for m in loaded if m.split(".")[0] in ("tensorflow", "keras")
+             or m.startswith(("dkm.book.analysis", "dkm.book.ablations"))]
+    assert not heavy, heavy
+    if command[0] == "report":  # the book's methods, read through its entry point
+        assert "| DCN^p (authors) |" in run.stdout

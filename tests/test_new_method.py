@@ -1,95 +1,96 @@
-"""A method declared here alone, registered in one line, runs through the protocol's grid and
-appears in ``python -m dkm report``.
-
-AE-GMM: a Gaussian mixture on the pretrained autoencoder's embedding, where AE-KM runs k-means.
-Run as a script (``python tests/test_new_method.py STORE``), it registers the method and runs it
-on digits into ``STORE``, then reports every method of ``STORE``; the test runs it so, in a process of its own, so that the method stays
-out of the registry of the other tests.
+"""A method of a user's own, declared in one module outside the package, runs with
+``python -m dkm run`` and shows in ``python -m dkm report``, each a fresh process, as a user
+would run them: named with ``--plugin MODULE``, or declared by an installed distribution's entry
+point of the group ``dkm.methods``. The module and the commands are the README's (*Your own
+method*): AE-GMM, a Gaussian mixture on the pretrained autoencoder's embedding.
 """
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
 import subprocess
 import sys
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+from dkm.protocol import paper
 
 # the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
 # the test modules do not import from either)
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+pytestmark = pytest.mark.slow
 
 
-@dataclass(frozen=True)
-class GMMConfig:
-    """AE-GMM: the epochs of the shared pretraining, then a mixture of full covariances."""
-
-    pretrain_epochs: int = 50
-
-    def scaled(self, factor: float) -> "GMMConfig":
-        from dkm.methods.common import scale_epochs
-
-        return replace(self, pretrain_epochs=scale_epochs(self.pretrain_epochs, factor))
-
-
-GMM_CONFIG = GMMConfig()
+def readme_example() -> tuple[str, list[list[str]]]:
+    """The README's plugin module and its commands, run by this interpreter."""
+    section = (REPO_ROOT / "README.md").read_text(encoding="utf-8").split(
+        "## Your own method\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```(\w+)\n(.*?)```", section, re.S)
+    module = next(code for language, code in blocks if language == "python")
+    shell = next(code for language, code in blocks if language == "bash")
+    commands = [shlex.split(line) for line in shell.replace("\\\n", " ").splitlines()]
+    assert all(command[:3] == [".venv/bin/python", "-m", "dkm"] for command in commands)
+    return module, [[sys.executable, *command[1:]] for command in commands]
 
 
-def fit_gmm(X, n_clusters, seeds, config, loop, pretrained=None):
-    """The fit function the protocol calls: the pretrained embedding, then one mixture per seed."""
-    import tensorflow as tf
-    from sklearn.mixture import GaussianMixture
-
-    from dkm.methods.common import MethodResult
-    from dkm.methods.pretraining import initial_network
-    from dkm.training import embed
-
-    data = tf.constant(X, tf.float32)
-    architecture = loop.architecture(X.shape[1], n_clusters)
-    autoencoder, _, history = initial_network(data, architecture, seeds, loop,
-                                              config.pretrain_epochs, pretrained)
-    embeddings = embed(autoencoder, data)
-    mixtures = [GaussianMixture(n_clusters, random_state=seed).fit(h)
-                for seed, h in zip(seeds, embeddings)]
-    return MethodResult(labels=np.stack([m.predict(h) for m, h in zip(mixtures, embeddings)]),
-                        embeddings=embeddings, centers=np.stack([m.means_ for m in mixtures]),
-                        history=history, weights=autoencoder.get_weights())
+def dkm(command: list[str], cwd: Path, **environment: str) -> subprocess.CompletedProcess:
+    """``command`` in a fresh process, its exit status checked."""
+    done = subprocess.run(command, cwd=cwd, env={**os.environ, **environment},
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
 
 
-def main(store: str) -> None:
-    from dkm.methods.common import LoopConfig
-    from dkm.protocol import registry
-    from dkm.protocol.grid import run_grid
-
-    registry.register(registry.Method(
-        "ae-gmm", "AE-GMM", "gmm", True, group=None, tradeoff=None, in_paper=False,
-        config=f"{__name__}:GMM_CONFIG", embedding=True, kmeans_on_embedding=False,
-        fit=f"{__name__}:fit_gmm"))
-    loop = LoopConfig(hidden_sizes=(32, 32, 64), progress=False)
-    run_grid(["digits"], ["ae-gmm"], [1, 2], store, scale=0.02, loop=loop, progress=False)
-    from dkm.cli import main as dkm
-
-    dkm(["report", "--results", store, "--table", "methods"])
+def table_row(report: str, label: str) -> str:
+    return next(line for line in report.splitlines() if line.startswith(f"| {label} "))
 
 
-def test_a_method_declared_in_a_test_file_runs_through_the_grid_and_the_report(tmp_path):
-    store = tmp_path / "digits.jsonl"
-    run = subprocess.run([sys.executable, __file__, str(store)], cwd=REPO_ROOT,
-                         capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr[-3000:]
-    records = [json.loads(line) for line in store.read_text().splitlines()]
-    assert [(r["method"], r["seed"]) for r in records] == [("ae-gmm", 1), ("ae-gmm", 2)]
-    assert all(0 < r["metrics"]["test"]["acc"] <= 1 for r in records)
-    acc = np.array([r["metrics"]["test"]["acc"] for r in records]) * 100
-    row = next(line for line in run.stdout.splitlines() if line.startswith("| AE-GMM"))
-    assert f"{acc.mean():.1f}±{acc.std(ddof=1):.1f}" in row and "(n=2)" in row, run.stdout
-    assert records[0]["params"] == {"pretrain_epochs": 1, "batch_size": 256, "learning_rate": 0.001,
-                                    "sampler": "permutation", "hidden_sizes": [32, 32, 64],
-                                    "scale": 0.02, "data_fingerprint": records[0]["params"][
-                                        "data_fingerprint"], "distance": "euclidean"}
+def test_the_readmes_method_runs_and_reports_through_its_plugin(tmp_path):
+    module, (run, report) = readme_example()
+    (tmp_path / "aegmm.py").write_text(module, encoding="utf-8")
+    dkm(run, tmp_path)
+    records = [json.loads(line) for line in (tmp_path / "aegmm.jsonl").read_text().splitlines()]
+    seeds = list(paper.PAPER_SEEDS[:2])
+    assert sorted((r["method"], r["seed"]) for r in records) == sorted(
+        (method, seed) for method in ("ae-gmm", "ae-km") for seed in seeds)
+    gmm = [r for r in records if r["method"] == "ae-gmm"]
+    assert all(0 < r["metrics"]["test"]["acc"] <= 1 for r in gmm)
+    # the two methods started from the same pretrained networks
+    assert ({r["seed"]: r["provenance"]["pretraining"] for r in gmm}
+            == {r["seed"]: r["provenance"]["pretraining"] for r in records if r not in gmm})
+    reported = dkm(report, tmp_path)
+    acc = np.array([r["metrics"]["test"]["acc"] for r in gmm]) * 100
+    row = table_row(reported.stdout, "AE-GMM")
+    assert f"{acc.mean():.1f}±{acc.std(ddof=1):.1f}" in row and "(n=2)" in row, reported.stdout
+    assert "nobody declared" not in reported.stderr
 
 
-if __name__ == "__main__":
-    main(sys.argv[1])
+def test_an_installed_entry_point_declares_the_method_to_every_command(tmp_path):
+    module, _ = readme_example()
+    site = tmp_path / "site"  # an installed distribution: its module and its metadata
+    (site / "aegmm-1.0.dist-info").mkdir(parents=True)
+    (site / "aegmm.py").write_text(module, encoding="utf-8")
+    (site / "aegmm-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: aegmm\nVersion: 1.0\n")
+    (site / "aegmm-1.0.dist-info" / "entry_points.txt").write_text(
+        "[dkm.methods]\naegmm = aegmm:METHODS\n")
+    store = tmp_path / "aegmm.jsonl"
+    python_dkm = [sys.executable, "-m", "dkm"]
+    dkm([*python_dkm, "run", "--dataset", "digits", "--method", "ae-gmm", "--method", "km",
+         "--seeds", "1", "--scale", "0.02", "--results", str(store), "--quiet"],
+        tmp_path, PYTHONPATH=str(site))
+    report = [*python_dkm, "report", "--results", str(store), "--table", "methods"]
+    installed = dkm(report, tmp_path, PYTHONPATH=str(site))
+    assert "(n=1)" in table_row(installed.stdout, "AE-GMM") and "nobody declared" not in (
+        installed.stderr)
+    # without the distribution, its records are kept, named in one warning, left out of tables
+    bare = dkm(report, tmp_path)
+    assert bare.stderr.count("nobody declared") == 1, bare.stderr
+    assert "1 record(s) of methods nobody declared, kept" in bare.stderr and "ae-gmm (1)" in (
+        bare.stderr)
+    assert "| KM " in bare.stdout and "AE-GMM" not in bare.stdout

@@ -2,12 +2,22 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
 
 import pytest
 
 from dkm.book import stats
 from dkm.cli import PAPER_METHODS
 from dkm.protocol import paper, registry
+
+
+# the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
+# the test modules do not import from either)
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_entry_is_consistent_with_its_own_configuration():
@@ -111,3 +121,61 @@ def test_a_method_the_package_does_not_train_names_its_runner():
         registry.Method("x", "X", "km", False, group=None, tradeoff=None, in_paper=False,
                         config="dkm.methods.km:KM_CONFIG", embedding=False,
                         kmeans_on_embedding=False, fit="dkm.methods.km:fit_km", runner="run.py")
+
+
+#: A fresh process reads a store of the book's methods, then imports every module of the package.
+BARE_PROCESS = """
+import importlib, json, pkgutil, warnings
+import dkm
+from dkm.protocol import registry
+from dkm.protocol.results import ResultsStore
+
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    records = ResultsStore("results/ablations/dcn-authors.jsonl").records()
+declared = registry.ids()
+for module in pkgutil.walk_packages(dkm.__path__, "dkm."):
+    if module.name != "dkm.__main__":
+        importlib.import_module(module.name)
+print(json.dumps({"records": len(records), "methods": sorted({r["method"] for r in records}),
+                  "same after every import": registry.ids() == declared}))
+"""
+
+
+def test_a_bare_process_reads_every_record_and_no_import_declares_a_method():
+    done = subprocess.run([sys.executable, "-c", BARE_PROCESS], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == {
+        "records": 25, "methods": ["dcn-np-authors", "dcn-p-authors"],
+        "same after every import": True}
+
+
+def plugin(monkeypatch, name: str, **attributes) -> str:
+    """A module ``name`` holding ``attributes``, importable for this test."""
+    module = types.ModuleType(name)
+    vars(module).update(attributes)
+    monkeypatch.setitem(sys.modules, name, module)
+    return name
+
+
+@pytest.mark.parametrize("attributes, refusal", [
+    ({}, "module refused declares no METHODS"),
+    ({"METHODS": ("km",)}, "declares 'km', not a dkm.protocol.registry.Method"),
+    ({"METHODS": (dataclasses.replace(registry.get("dkm-pa"), id="mine"),
+                  registry.get("dkm-pa"))},
+     "declares the method 'dkm-pa', which the package declares already"),
+    ({"METHODS": (dataclasses.replace(registry.get("km"), id="km-too"),)},
+     "declares 'km-too' as one of the paper's methods; only the package declares those"),
+])
+def test_a_plugin_is_refused_whole_when_a_declaration_is_wrong(monkeypatch, attributes, refusal):
+    declared = registry.ids()
+    with pytest.raises(ValueError, match=refusal):
+        registry.load_plugins([plugin(monkeypatch, "refused", **attributes)])
+    assert registry.ids() == declared and registry.plugins() == ()
+
+
+def test_the_command_line_names_a_plugin_it_cannot_load(cli):
+    refused = cli("report", "--plugin", "no_such_plugin", "--results", "results")
+    assert refused.returncode == 2
+    assert "--plugin no_such_plugin: No module named 'no_such_plugin'" in refused.stderr

@@ -217,6 +217,29 @@ def test_invalid_record_on_disk_is_skipped(tmp_path: Path) -> None:
         assert [r["seed"] for r in ResultsStore(path).records()] == [1]
 
 
+def undeclared_record(seed: int, method: str = "ae-gmm") -> dict:
+    """A valid record of a method nobody declared (a plugin's, read without the plugin)."""
+    record = {**make_record(seed), "method": method, "params": {"scale": 1.0}}
+    return {**record, "config_hash": config_hash("usps", method, seed, record["params"])}
+
+
+def test_records_of_undeclared_methods_are_kept_and_named_in_one_warning(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    lines = [undeclared_record(1), make_record(2), undeclared_record(3), undeclared_record(4, "x")]
+    path.write_text("".join(json.dumps(record) + "\n" for record in lines))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        records = ResultsStore(path).records()
+    assert [(r["method"], r["seed"]) for r in records] == [
+        ("ae-gmm", 1), ("dkm-p", 2), ("ae-gmm", 3), ("x", 4)]
+    assert len(caught) == 1 and caught[0].category is RuntimeWarning
+    message = str(caught[0].message)
+    assert message.startswith(f"{path}: 3 record(s) of methods nobody declared, kept")
+    assert "ae-gmm (2), x (1)" in message and "--plugin MODULE" in message
+    with pytest.raises(ValueError, match="record\\['method'\\] is 'ae-gmm'; expected one of"):
+        ResultsStore(path).append(undeclared_record(5))
+
+
 def test_duplicate_detection(tmp_path: Path) -> None:
     store = ResultsStore(tmp_path / "runs.jsonl")
     assert store.records() == [] and store.completed_hashes() == set()

@@ -299,6 +299,16 @@ def test_duplicate_records_count_once() -> None:
     assert sorted(cell(table, "DKM^p", "USPS", "ACC").runs) == pytest.approx([75.0, 77.0])
 
 
+def test_tables_leave_out_the_records_of_undeclared_methods() -> None:
+    from dkm.protocol.results import config_hash
+
+    declared = fake_runs("dkm-p", "usps", [0.75])
+    plugin = {**declared[0], "method": "ae-gmm", "params": {"scale": 1.0}}
+    plugin["config_hash"] = config_hash("usps", "ae-gmm", plugin["seed"], plugin["params"])
+    table = build("methods", declared + [plugin])
+    assert list(table.index.get_level_values(1)) == ["DKM^p"]
+
+
 def test_line_search_selects_the_best_validation_acc() -> None:
     low = fake_runs("dkm-p", "usps", [0.60, 0.62], tradeoff=0.1, val_acc=[0.80, 0.80])
     high = fake_runs("dkm-p", "usps", [0.75, 0.77], tradeoff=1.0, val_acc=[0.60, 0.60])
@@ -409,8 +419,8 @@ def test_datasets_table() -> None:
 def test_build_errors() -> None:
     with pytest.raises(ValueError, match="unknown table"):
         build("table3")
-    bad = fake_runs("dkm-p", "usps", [0.7])[0] | {"method": "dkm-x"}
-    with pytest.raises(ValueError, match="method"):
+    bad = fake_runs("dkm-p", "usps", [0.7])[0] | {"seed": 1}
+    with pytest.raises(ValueError, match="config_hash"):
         build("table1", [bad])
 
 

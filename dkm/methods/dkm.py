@@ -1,23 +1,22 @@
 """Deep k-Means: DKM^a (annealing), DKM^p (pretraining) and DKM^pa (both)."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 import tensorflow as tf
 from sklearn.utils._param_validation import StrOptions
 
 from dkm.annealing import Schedule, constant, paper_annealing
-from dkm.autoencoder import PAPER_HIDDEN_SIZES, Autoencoder
+from dkm.autoencoder import Autoencoder
 from dkm.losses import DISTANCES, dkm_clustering_term, get_distance, reconstruction_error
 from dkm.methods.common import kmeans_per_replica, scale_epochs
 from dkm.methods.estimator import (NON_NEGATIVE, DeepClusteringEstimator,
                                    check_pretraining)
-from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained
+from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS
 from dkm.methods.template import ClusteringObjective
-from dkm.training import DEFAULT_SAMPLER, embed
+from dkm.training import embed
 
 class DKMObjective(ClusteringObjective):
     """``g(x, A(x)) + λ Σ_k f(h(x), r_k) G_k(h(x), α)`` with trainable representatives.
@@ -178,6 +177,7 @@ def initial_centers(
     return None, uniform_representatives(seeds, n_clusters, autoencoder.architecture.embedding_dim)
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class DeepKMeans(DeepClusteringEstimator):
     """Deep k-Means (Moradi Fard, Thonet and Gaussier, 2018).
 
@@ -233,7 +233,11 @@ class DeepKMeans(DeepClusteringEstimator):
     (1797,)
     """
 
-    _parameter_constraints: dict = {
+    lam: float = 1.0
+    distance: str = "euclidean"
+    schedule: Schedule | Sequence[float] | None = None
+
+    _parameter_constraints: ClassVar[dict] = {
         **DeepClusteringEstimator._parameter_constraints,
         "variant": [StrOptions(set(DKM_VARIANTS))],
         "lam": [NON_NEGATIVE],
@@ -241,29 +245,6 @@ class DeepKMeans(DeepClusteringEstimator):
         "schedule": [Schedule, "array-like", None],
     }
     _config_class = DKMConfig
-
-    def __init__(
-        self,
-        n_clusters: int = 10,
-        *,
-        variant: str = "p",
-        lam: float = 1.0,
-        distance: str = "euclidean",
-        schedule: Schedule | Sequence[float] | None = None,
-        pretrain_epochs: int = PAPER_PRETRAIN_EPOCHS,
-        hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
-        embedding_dim: int | None = None,
-        batch_size: int = 256,
-        learning_rate: float = 1e-3,
-        sampler: str = DEFAULT_SAMPLER,
-        pretrained: Pretrained | None = None,
-        random_state=None,
-        progress: bool = True,
-        jit_compile: bool = True,
-        precision: str = "float32",
-        checkpoint_dir: str | os.PathLike[str] | None = None,
-    ) -> None:
-        self._keep_parameters(locals())
 
     @property
     def _distance_name(self) -> str:  # type: ignore[override]

@@ -13,9 +13,10 @@ import hashlib
 import json
 import os
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from numbers import Integral, Real
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 from sklearn.base import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
@@ -24,14 +25,15 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dkm.autoencoder import PRODUCTS
+from dkm.autoencoder import PAPER_HIDDEN_SIZES, PRODUCTS
 from dkm.checkpoints import RunCheckpoints, code_version, run_key
 from dkm.losses import get_distance
 from dkm.methods.common import LoopConfig, MethodResult, nearest_center
 from dkm.methods.config import jsonable
-from dkm.methods.pretraining import Pretrained
+from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained
 from dkm.methods.template import fit_deep_method
-from dkm.training import LAYOUTS, SAMPLERS, data_tensor, embed, enable_determinism
+from dkm.training import (DEFAULT_SAMPLER, LAYOUTS, SAMPLERS, data_tensor, embed,
+                          enable_determinism)
 
 _MAX_SEED = 2**31 - 1
 
@@ -95,22 +97,27 @@ def check_pretraining(variant: str, pretrain_epochs: int) -> int:
     return int(pretrain_epochs)
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin,
                               BaseEstimator, ABC):
     """Shared machinery of the deep clustering estimators.
 
-    Subclasses define ``__init__`` (their parameters, kept unchanged by
-    :meth:`_keep_parameters`, as scikit-learn requires), the constraints of their
-    own parameters (added to :attr:`_parameter_constraints`), their configuration
-    class (:attr:`_config_class`, a :class:`dkm.methods.template.DeepMethodConfig`:
-    a field that is a parameter of the same name comes from it, the others keep
-    their defaults, the paper's) and :meth:`_variant_fields`. Their parameters are
-    ``n_clusters``, ``variant``, those of their configuration, and the shared block
-    of the loop: ``hidden_sizes``, ``embedding_dim``, ``batch_size``,
-    ``learning_rate``, ``sampler``, ``pretrained``, ``random_state``,
-    ``progress``, ``jit_compile``, ``precision`` and ``checkpoint_dir``. scikit-learn checks
-    every parameter against the constraints when ``fit`` starts; checks that
-    involve two parameters are the subclasses' :meth:`_variant_fields`.
+    The parameters are declared once, as the fields of a dataclass whose
+    ``__init__`` keeps them unchanged, as scikit-learn requires: here those
+    every estimator has (``n_clusters``, the only positional one, ``variant``,
+    ``pretrain_epochs`` and the shared block of the loop: ``hidden_sizes``,
+    ``embedding_dim``, ``batch_size``, ``learning_rate``, ``sampler``,
+    ``pretrained``, ``random_state``, ``progress``, ``jit_compile``,
+    ``precision`` and ``checkpoint_dir``), in a subclass its own, keyword-only
+    (``@dataclass(kw_only=True, eq=False, repr=False)``: scikit-learn's
+    equality and representation are kept). A subclass also declares the
+    constraints of its own parameters (added to :attr:`_parameter_constraints`),
+    its configuration class (:attr:`_config_class`, a
+    :class:`dkm.methods.template.DeepMethodConfig`: a field that is a parameter of
+    the same name comes from it, the others keep their defaults, the paper's) and
+    :meth:`_variant_fields`. scikit-learn checks every parameter against the
+    constraints when ``fit`` starts; checks that involve two parameters are the
+    subclasses' :meth:`_variant_fields`.
 
     :meth:`fit` trains one network, seeded by ``random_state``;
     :meth:`fit_seeds` trains one per seed together (stacked replicas) and
@@ -142,7 +149,22 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         Names of the features seen in ``fit``, when they all are strings.
     """
 
-    _parameter_constraints: dict = {
+    n_clusters: int = field(default=10, kw_only=False)
+    variant: str = "p"
+    pretrain_epochs: int = PAPER_PRETRAIN_EPOCHS
+    hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES
+    embedding_dim: int | None = None
+    batch_size: int = 256
+    learning_rate: float = 1e-3
+    sampler: str = DEFAULT_SAMPLER
+    pretrained: Pretrained | None = None
+    random_state: int | np.random.RandomState | None = None
+    progress: bool = True
+    jit_compile: bool = True
+    precision: str = "float32"
+    checkpoint_dir: str | os.PathLike[str] | None = None
+
+    _parameter_constraints: ClassVar[dict] = {
         "n_clusters": [POSITIVE_INT],
         "hidden_sizes": ["array-like"],
         "embedding_dim": [POSITIVE_INT, None],
@@ -159,9 +181,9 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
     }
 
     #: The configuration class of the method (:class:`dkm.methods.template.DeepMethodConfig`).
-    _config_class: type
+    _config_class: ClassVar[type]
 
-    _distance_name: str = "euclidean"
+    _distance_name: ClassVar[str] = "euclidean"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -171,11 +193,6 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
     @abstractmethod
     def _variant_fields(self) -> dict[str, Any]:
         """The configuration fields that the variant decides (epochs, schedule, ...)."""
-
-    def _keep_parameters(self, parameters: dict[str, Any]) -> None:
-        """Keep ``__init__``'s arguments (its ``locals()``) as attributes, unchanged."""
-        for name in self._get_param_names():
-            setattr(self, name, parameters[name])
 
     @classmethod
     def _config_parameters(cls) -> list[str]:

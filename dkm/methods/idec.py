@@ -24,15 +24,14 @@ default here (``reconstruction="mean"``).
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 import tensorflow as tf
 from sklearn.utils._param_validation import StrOptions
 
-from dkm.autoencoder import PAPER_HIDDEN_SIZES, Autoencoder
+from dkm.autoencoder import Autoencoder
 from dkm.losses import (
     kl_divergence,
     mean_squared_error,
@@ -44,9 +43,9 @@ from dkm.losses import (
 from dkm.methods.common import kmeans_per_replica, scale_epochs
 from dkm.methods.estimator import (BASELINE_CONSTRAINTS, NON_NEGATIVE, POSITIVE_INT,
                                    DeepClusteringEstimator, variant_epochs)
-from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained
+from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS
 from dkm.methods.template import ClusteringObjective
-from dkm.training import DEFAULT_SAMPLER, embed
+from dkm.training import embed
 
 #: Reconstruction losses: IDEC's Keras ``"mse"`` (mean over features) or DKM's ``g`` (sum).
 RECONSTRUCTIONS = {"mean": mean_squared_error, "sum": reconstruction_error}
@@ -225,6 +224,7 @@ IDEC_VARIANTS: dict[str, IDECConfig] = {
 }
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class IDEC(DeepClusteringEstimator):
     """Improved Deep Embedded Clustering (Guo, Gao, Liu and Yin, 2017).
 
@@ -275,7 +275,13 @@ class IDEC(DeepClusteringEstimator):
     (1797,)
     """
 
-    _parameter_constraints: dict = {
+    gamma: float = 0.1
+    update_interval: int = 140
+    tol: float = 1e-3
+    epochs: int | None = None
+    reconstruction: str = "mean"
+
+    _parameter_constraints: ClassVar[dict] = {
         **BASELINE_CONSTRAINTS,
         "gamma": [NON_NEGATIVE],
         "update_interval": [POSITIVE_INT],
@@ -283,31 +289,6 @@ class IDEC(DeepClusteringEstimator):
         "reconstruction": [StrOptions(set(RECONSTRUCTIONS))],
     }
     _config_class = IDECConfig
-
-    def __init__(
-        self,
-        n_clusters: int = 10,
-        *,
-        variant: str = "p",
-        gamma: float = 0.1,
-        update_interval: int = 140,
-        tol: float = 1e-3,
-        epochs: int | None = None,
-        pretrain_epochs: int = PAPER_PRETRAIN_EPOCHS,
-        reconstruction: str = "mean",
-        hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
-        embedding_dim: int | None = None,
-        batch_size: int = 256,
-        learning_rate: float = 1e-3,
-        sampler: str = DEFAULT_SAMPLER,
-        pretrained: Pretrained | None = None,
-        random_state=None,
-        progress: bool = True,
-        jit_compile: bool = True,
-        precision: str = "float32",
-        checkpoint_dir: str | os.PathLike[str] | None = None,
-    ) -> None:
-        self._keep_parameters(locals())
 
     def _variant_fields(self) -> dict[str, Any]:
         return variant_epochs(IDEC_VARIANTS, self.variant, self.epochs, self.pretrain_epochs)

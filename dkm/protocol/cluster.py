@@ -7,7 +7,9 @@ GPU, one at a time on a CPU) and returns the records. Only the submitting
 process writes the store: it appends each record as its piece comes back,
 unless a record with the same configuration hash is already there. A piece
 whose worker dies is run again elsewhere (Dask's ``retries``); a client that
-dies resumes from the store on the next run.
+dies resumes from the store on the next run. A worker knows the methods the
+submitting process knows: it loads the same plugins
+(:func:`dkm.protocol.registry.plugins`), which must be importable there too.
 
 Dask is optional (``pip install dkm[cluster]``) and imported only here.
 """
@@ -17,6 +19,7 @@ import os
 from typing import Any, Callable, Sequence
 
 from dkm.data import Dataset
+from dkm.protocol import registry
 from dkm.protocol.experiments import Cell, Piece, run_piece
 from dkm.protocol.results import ResultsStore
 
@@ -100,7 +103,7 @@ def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, sca
         task = client.submit(_run_piece, datasets[id(piece.dataset)], piece.cell, piece.seeds,
                              scale, loop, str(cache_dir), seeds_per_batch,
                              None if checkpoint_dir is None else str(checkpoint_dir),
-                             retries=RETRIES, pure=False)
+                             registry.plugins(), retries=RETRIES, pure=False)
         futures[task] = piece
     added = 0
     done = store.completed_hashes()  # this process is the store's only writer: read it once
@@ -124,9 +127,10 @@ def _dataset(dataset: Dataset) -> Dataset:
 
 
 def _run_piece(dataset: Dataset, cell: Cell, seeds: tuple[int, ...], scale: float, loop: Any,
-               cache_dir: str, seeds_per_batch: int | None,
-               checkpoint_dir: str | None) -> list[dict[str, Any]]:
-    """The task a worker runs: every record of a piece."""
+               cache_dir: str, seeds_per_batch: int | None, checkpoint_dir: str | None,
+               plugins: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The task a worker runs: every record of a piece, the methods of ``plugins`` known."""
+    registry.load_plugins(plugins)
     piece = Piece(dataset, cell, seeds)
     return [record for records in run_piece(piece, scale=scale, loop=loop, cache_dir=cache_dir,
                                             seeds_per_batch=seeds_per_batch,

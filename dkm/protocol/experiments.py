@@ -21,8 +21,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -32,20 +31,13 @@ from dkm.data import Dataset, load, paper_dataset
 from dkm.methods.config import jsonable, unrecorded_defaults, with_overrides
 from dkm.metrics import evaluate
 from dkm.protocol import paper, registry
+from dkm.protocol.paper import TRADEOFF_GRID
 from dkm.protocol.provenance import provenance
 from dkm.protocol.results import ResultsStore, config_hash, new_record
 from dkm.splits import validation_test_split
 
-#: The paper's line-search grid for λ and γ: {10^i, i = -4..3}.
-TRADEOFF_GRID: tuple[float, ...] = tuple(10.0**i for i in range(-4, 4))
-#: The line searches the results folder holds at full scale: the methods searched on each
-#: dataset (store ``<dataset>-lambda.jsonl``), each on the first :data:`LINE_SEARCH_SEEDS`
-#: of the paper's seeds.
-LINE_SEARCHES: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "usps": ("dkm-p", "dkm-a", "dcn-np", "dcn-p", "idec-np", "idec-p"),
-    "usps-sharp": ("dkm-p",),
-    "20news": ("dkm-p", "dkm-a"),
-})
+#: The seeds of the line searches (:data:`dkm.protocol.declarations.LINE_SEARCHES`): the
+#: paper's first three.
 LINE_SEARCH_SEEDS = 3
 #: Fixed seed of the validation / test split (the split is drawn once per dataset).
 SPLIT_SEED = 0

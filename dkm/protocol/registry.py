@@ -1,43 +1,87 @@
-"""The methods the package runs, each described once.
+"""The registry of methods: every method the protocol runs or reads, declared as data.
 
-Every other module that needs to know about methods derives it from
-:data:`METHODS`: the protocol (which estimator or function trains a method,
-from which default configuration, with which trade-off: :meth:`Method.train`),
+A method is declared once, as a :class:`Method`: its id, the paper's label, its
+significance group, its trade-off, and what trains it, named by import path
+(``"module:NAME"``), so that the registry holds it without importing the code
+that implements it (TensorFlow loads when a run needs it). Every other module
+that needs to know about methods asks the registry: the protocol (which estimator
+or function trains a method, from which default configuration: :meth:`Method.train`),
 record validation, the paper's labels, the significance groups of the paper's
-tables, and the command line. The method ids are written here and nowhere else
-in the package's code (the paper's shipped JSON aside). Adding a method is one
-:class:`Method` entry here (plus its objective, configuration and estimator or
-``fit`` function). This module imports nothing heavy, so that labels and
-groups are available without TensorFlow.
+tables and the command line.
+
+The registry is filled here alone, on first use, from *declarations*: sequences of
+:class:`Method` named by import path, read in this order:
+
+1. the package's own methods, ``dkm.protocol.declarations`` (the paper's eight,
+   DKM^pa and the runs of the authors' code: the one file of the package that
+   writes method ids);
+2. the entry points of the group ``dkm.methods`` (:data:`ENTRY_POINT_GROUP`) of
+   the installed distributions, in the order :mod:`importlib.metadata` finds
+   them: this package's ``book`` (the book's methods, ``dkm.book.declarations``)
+   and those of any package a user installs;
+3. plugins, named as a command runs (``python -m dkm ... --plugin MODULE``:
+   :func:`load_plugins`).
+
+A declaration is ``"module:NAME"``, a sequence of :class:`Method`, or a module,
+whose ``METHODS`` it then is (an entry point names either the same way). Importing
+a module registers nothing: the registry reads declarations, so what a process
+knows of methods does not depend on what it imported before. An id is declared
+once; a plugin that declares one again is refused, an entry point that does is
+left out with a warning, and only the package declares the paper's methods.
+
+A method's own module, for example a Gaussian mixture on the pretrained
+autoencoder's embedding (``my_methods.py``), declares::
+
+    from dkm.protocol.registry import Method
+
+    METHODS = (Method("ae-gmm", "AE-GMM", "gmm", pretrained=True, group=None, tradeoff=None,
+                      in_paper=False, config="my_methods:GMM_CONFIG", embedding=True,
+                      kmeans_on_embedding=False, fit="my_methods:fit_gmm"),)
+
+beside its configuration and fit function; ``python -m dkm run --plugin my_methods
+--method ae-gmm ...`` then runs it (the README's example is complete).
+
+This module imports nothing heavy, so that labels and groups are available
+without TensorFlow.
 """
 from __future__ import annotations
 
+import functools
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Set as AbstractSet
 from dataclasses import dataclass
-from importlib import import_module
-from types import MappingProxyType
-from collections.abc import Mapping, Set as AbstractSet
+from importlib import import_module, metadata
+from types import ModuleType
 from typing import Any, Literal, Sequence
 
-__all__ = ["Method", "METHODS", "PAPER_METHODS", "GroupMembers", "Labels", "available_methods",
-           "get", "ids", "register"]
+__all__ = ["Method", "METHODS", "PAPER_METHODS", "ENTRY_POINT_GROUP", "GroupMembers", "Labels",
+           "available_methods", "get", "ids", "load_plugins", "plugins"]
 
 Family = Literal["km", "dcn", "idec", "dkm"]
 Group = Literal["pretrained", "not pretrained"]
 
+#: The entry-point group of the distributions that declare methods (``pyproject.toml``:
+#: ``[project.entry-points."dkm.methods"]``).
+ENTRY_POINT_GROUP = "dkm.methods"
+
+#: The package's own declarations, read first.
+_PACKAGE_DECLARATIONS = "dkm.protocol.declarations"
+
 
 @dataclass(frozen=True)
 class Method:
-    """One method of the package.
+    """The declaration of one method.
 
     Attributes
     ----------
     id : str
-        The package's id (``"dkm-p"``), as records and the command line write it.
+        Its id (``"dkm-p"``), as records and the command line write it.
     label : str
         The paper's label (``"DKM^p"``); ``^`` and ``_`` mark super- and subscripts.
     family : str
         The algorithm: its objective and its configuration class; ``"km"``, ``"dcn"``,
-        ``"idec"`` or ``"dkm"`` for the package's methods.
+        ``"idec"`` or ``"dkm"`` for the package's methods, a name of its own for another
+        algorithm.
     pretrained : bool
         Whether training starts from the shared autoencoder pretraining.
     group : {"pretrained", "not pretrained"} or None
@@ -117,12 +161,7 @@ class Method:
 
     def default_config(self) -> Any:
         """The method's default configuration (imports TensorFlow)."""
-        module, name = self.config.split(":")
-        key = None
-        if name.endswith("]"):
-            name, key = name[:-1].split("[")
-        value = getattr(import_module(module), name)
-        return value if key is None else value[key]
+        return _load(self.config)
 
     def make_estimator(self, config: Any, loop: Any, n_clusters: int,
                        pretrained: Any = None) -> Any:
@@ -175,80 +214,145 @@ class Method:
             X, seeds, loop.checkpoints, loop.layout)
 
 
+_MISSING = object()
+
+
 def _load(target: str) -> Any:
-    """The object named ``"module:NAME"``."""
+    """The object named ``"module:NAME"``, or the entry ``key`` of the one named
+    ``"module:NAME[key]"``.
+
+    Raises
+    ------
+    ImportError
+        When the module cannot be imported or has no ``NAME``.
+    """
     module, name = target.split(":")
-    return getattr(import_module(module), name)
+    key = None
+    if name.endswith("]"):
+        name, key = name[:-1].split("[")
+    value = getattr(import_module(module), name, _MISSING)
+    if value is _MISSING:
+        raise ImportError(f"cannot import {name} from {module}")
+    return value if key is None else value[key]
 
 
-#: The estimator class of each deep family.
-_ESTIMATORS: Mapping[str, str] = {"dcn": "DCN", "idec": "IDEC", "dkm": "DeepKMeans"}
+class _Registry:
+    """The declared methods by id, each with where it was declared, filled on first use."""
+
+    def __init__(self) -> None:
+        self._methods: dict[str, Method] = {}
+        self._sources: dict[str, str] = {}
+        self._plugins: list[str] = []
+        self._loaded = False
+
+    def methods(self) -> dict[str, Method]:
+        """Every declared method by id: the package's, then the entry points', then the
+        plugins' loaded so far."""
+        if not self._loaded:
+            self._add(import_module(_PACKAGE_DECLARATIONS), "the package", package=True)
+            self._loaded = True
+            for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+                source = f"the entry point {entry_point.name} = {entry_point.value}"
+                try:
+                    self._add(entry_point.load(), source)
+                except Exception as error:  # an installed package must not stop every command
+                    warnings.warn(f"{source} (group {ENTRY_POINT_GROUP}) is left out: {error}",
+                                  RuntimeWarning, stacklevel=4)
+        return self._methods
+
+    def load_plugin(self, name: str) -> tuple[Method, ...]:
+        """Import the plugin ``name`` and add its declarations (none when loaded already)."""
+        self.methods()
+        if name in self._plugins:
+            return ()
+        declared = _load(name) if ":" in name else import_module(name)
+        methods = self._add(declared, f"the plugin {name}")
+        self._plugins.append(name)
+        return methods
+
+    def plugins(self) -> tuple[str, ...]:
+        return tuple(self._plugins)
+
+    def _add(self, declared: Any, source: str, package: bool = False) -> tuple[Method, ...]:
+        """Add the methods of a declaration (a sequence, or a module's ``METHODS``), all or
+        none; ``package``: the package's own, the only ones that may be the paper's.
+
+        Raises
+        ------
+        ValueError
+            For something else than methods, an id declared already (here or
+            earlier), or a method of the paper outside the package's declarations.
+        """
+        if isinstance(declared, ModuleType):
+            if not hasattr(declared, "METHODS"):
+                raise ValueError(f"{source}: module {declared.__name__} declares no METHODS")
+            declared = declared.METHODS
+        if not isinstance(declared, (tuple, list)):
+            raise ValueError(f"{source} declares {declared!r}, not a sequence of methods")
+        methods = tuple(declared)
+        for method in methods:
+            if not isinstance(method, Method):
+                raise ValueError(f"{source} declares {method!r}, not a "
+                                 "dkm.protocol.registry.Method")
+            if method.id in self._methods:
+                raise ValueError(f"{source} declares the method {method.id!r}, which "
+                                 f"{self._sources[method.id]} declares already")
+            if method.in_paper and not package:
+                raise ValueError(f"{source} declares {method.id!r} as one of the paper's "
+                                 "methods; only the package declares those")
+        ids = [method.id for method in methods]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"{source} declares an id twice: {ids}")
+        for method in methods:
+            self._methods[method.id] = method
+            self._sources[method.id] = source
+        return methods
 
 
-def _deep(id: str, label: str, family: Family, pretrained: bool, in_paper: bool = True) -> Method:
-    # the configuration and the estimator's variant are the family's variant named by the id's
-    # suffix ("dkm-pa": "pa")
-    variant = id.removeprefix(f"{family}-")
-    return Method(
-        id, label, family, pretrained, group="pretrained" if pretrained else "not pretrained",
-        tradeoff="gamma" if family == "idec" else "lambda", in_paper=in_paper,
-        config=f"dkm.methods.{family}:{family.upper()}_VARIANTS[{variant}]",
-        embedding=True, kmeans_on_embedding=True,
-        estimator=f"dkm.methods.{family}:{_ESTIMATORS[family]}", variant=variant,
-    )
+_REGISTRY = _Registry()
 
 
-#: The paper's eight methods, in the order of its tables.
-_PAPER_ENTRIES: Mapping[str, Method] = {m.id: m for m in (
-    Method("km", "KM", "km", False, group=None, tradeoff=None, in_paper=True,
-           config="dkm.methods.km:KM_CONFIG", embedding=False, kmeans_on_embedding=False,
-           fit="dkm.methods.km:fit_km"),
-    Method("ae-km", "AE-KM", "km", True, group="pretrained", tradeoff=None, in_paper=True,
-           config="dkm.methods.km:AEKM_CONFIG", embedding=True, kmeans_on_embedding=False,
-           fit="dkm.methods.km:fit_aekm"),
-    _deep("dcn-np", "DCN^np", "dcn", False),
-    _deep("dcn-p", "DCN^p", "dcn", True),
-    _deep("idec-np", "IDEC^np", "idec", False),
-    _deep("idec-p", "IDEC^p", "idec", True),
-    _deep("dkm-a", "DKM^a", "dkm", False),
-    _deep("dkm-p", "DKM^p", "dkm", True),
-)}
+class _Methods(Mapping):
+    """Method id -> :class:`Method`, of every method declared when asked."""
+
+    def __getitem__(self, method: str) -> Method:
+        return _REGISTRY.methods()[method]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_REGISTRY.methods())
+
+    def __len__(self) -> int:
+        return len(_REGISTRY.methods())
+
+    def __repr__(self) -> str:
+        return f"METHODS({', '.join(self)})"
 
 
-def _authors_code(paper_id: str) -> Method:
-    """The paper's method ``paper_id`` as the authors' own code trains it."""
-    paper_method = _PAPER_ENTRIES[paper_id]
-    return Method(
-        f"{paper_id}-authors-code", f"{paper_method.label} (authors' code)", paper_method.family,
-        paper_method.pretrained, group=paper_method.group, tradeoff=paper_method.tradeoff,
-        in_paper=False, config=paper_method.config, embedding=paper_method.embedding,
-        kmeans_on_embedding=False, paper_method=paper_id, runner="benchmarks/authors_code.py",
-    )
+#: Every declared method, by id: the package's (the paper's eight in the order of its
+#: tables, then the others), then those of the entry points, then the plugins' loaded so far.
+METHODS: Mapping[str, Method] = _Methods()
 
 
-_METHODS: dict[str, Method] = {m.id: m for m in (
-    *_PAPER_ENTRIES.values(),
-    _deep("dkm-pa", "DKM^pa", "dkm", True, in_paper=False),
-    # the authors' own TensorFlow 1 code, run by benchmarks/authors_code.py from a clone of it
-    *(_authors_code(paper_id) for paper_id in ("ae-km", "dcn-np", "dcn-p", "dkm-a", "dkm-p")),
-)}
+def __getattr__(name: str) -> Any:
+    # PAPER_METHODS reads the declarations on first use
+    if name == "PAPER_METHODS":
+        return _paper_methods()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-#: Every method, by id: the paper's eight in the order of its tables, then the others, then
-#: those added by :func:`register`.
-METHODS: Mapping[str, Method] = MappingProxyType(_METHODS)
 
-#: The paper's eight protocol methods, in the order of its tables.
-PAPER_METHODS: tuple[str, ...] = tuple(m.id for m in METHODS.values() if m.in_paper)
+@functools.cache
+def _paper_methods() -> tuple[str, ...]:
+    """The paper's eight protocol methods, in the order of its tables (:data:`PAPER_METHODS`)."""
+    return tuple(m.id for m in METHODS.values() if m.in_paper)
 
 
 class Labels(Mapping):
-    """Method id -> the paper's label, of every method the registry holds when asked
-    (those :func:`register` adds included)."""
+    """Method id -> the paper's label, of every method declared when asked."""
 
     def __getitem__(self, method: str) -> str:
         return METHODS[method].label
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(METHODS)
 
     def __len__(self) -> int:
@@ -257,7 +361,7 @@ class Labels(Mapping):
 
 class GroupMembers(AbstractSet):
     """The ids of the methods of a significance group (:attr:`Method.group`), of every method
-    the registry holds when asked."""
+    declared when asked."""
 
     def __init__(self, group: Group) -> None:
         self.group = group
@@ -268,7 +372,7 @@ class GroupMembers(AbstractSet):
     def __contains__(self, method: object) -> bool:
         return method in self._ids()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._ids())
 
     def __len__(self) -> int:
@@ -288,40 +392,49 @@ def available_methods() -> tuple[str, ...]:
     return tuple(m.id for m in METHODS.values() if m.runner is None)
 
 
-def register(method: Method) -> Method:
-    """Add a method declared outside the package, so that the protocol can run it.
+def load_plugins(names: Iterable[str]) -> tuple[Method, ...]:
+    """Import each plugin and add the methods it declares to :data:`METHODS`.
 
-    Its module declares its configuration and its fit function (or its estimator) as for
-    the package's own methods; for example, a Gaussian mixture on the pretrained embedding::
-
-        register(Method("ae-gmm", "AE-GMM", "gmm", True, group=None, tradeoff=None,
-                        in_paper=False, config="my_module:GMM_CONFIG", embedding=True,
-                        kmeans_on_embedding=False, fit="my_module:fit_gmm"))
+    Parameters
+    ----------
+    names : iterable of str
+        Each a module whose ``METHODS`` is a sequence of :class:`Method`, or
+        ``"module:NAME"`` of such a sequence; importable from ``sys.path`` (the
+        current directory, for ``python -m dkm``, and ``PYTHONPATH``). A plugin
+        loaded already is not loaded again.
 
     Returns
     -------
-    Method
-        ``method``, now in :data:`METHODS`.
+    tuple of Method
+        The methods added, in order.
 
     Raises
     ------
+    ImportError
+        When a module cannot be imported.
     ValueError
-        If a method of the same id is there already.
+        When a plugin declares something else than methods, an id declared
+        already, or one of the paper's methods.
     """
-    if method.id in _METHODS:
-        raise ValueError(f"a method {method.id!r} is registered already")
-    _METHODS[method.id] = method
-    return method
+    return tuple(method for name in names for method in _REGISTRY.load_plugin(name))
+
+
+def plugins() -> tuple[str, ...]:
+    """The plugins loaded in this process (:func:`load_plugins`), in order: what another
+    process (a Dask worker) loads to know the same methods."""
+    return _REGISTRY.plugins()
 
 
 def get(method: str) -> Method:
-    """The entry of ``method``.
+    """The declaration of ``method``.
 
     Raises
     ------
     ValueError
-        For an unknown id, naming the known ones.
+        For an undeclared id, naming the declared ones and how to declare another.
     """
     if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose among {', '.join(METHODS)}")
+        raise ValueError(f"unknown method {method!r}; choose among {', '.join(METHODS)} (a "
+                         "method of your own comes in with --plugin MODULE or an entry point "
+                         f"of the group {ENTRY_POINT_GROUP})")
     return METHODS[method]

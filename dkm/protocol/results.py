@@ -36,7 +36,9 @@ Record schema (version 1)
     ``mnist``, ``usps``, ``20news``, ``rcv1``, ``digits`` or the stem of a
     user's file: any non-empty string.
 ``method``
-    One of :data:`METHODS`.
+    The id of a declared method (:data:`dkm.protocol.registry.METHODS`). A
+    store read keeps the records of a method nobody declared (a plugin's, read
+    without it) and names them in one warning (:meth:`ResultsStore.records`).
 ``seed``
     An integer.
 ``params``
@@ -96,6 +98,7 @@ import json
 import math
 import os
 import warnings
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -322,7 +325,7 @@ def _check_params(params: Mapping[str, Any], method: str) -> None:
     for key in tradeoffs:
         if not _is_number(params[key]) or params[key] <= 0:
             raise ValueError(f"params[{key!r}] must be a positive number, got {params[key]!r}")
-    if tradeoffs and registry.get(method).tradeoff is None:
+    if tradeoffs and method in registry.METHODS and registry.get(method).tradeoff is None:
         raise ValueError(f"method {method!r} takes no {tradeoffs[0]!r}")
     if params.get("distance", DISTANCES[0]) not in DISTANCES:
         raise ValueError(
@@ -373,17 +376,26 @@ def _check_scores(scores: Mapping[str, Any] | None, key: str) -> None:
                 )
 
 
-def validate_record(record: Mapping[str, Any]) -> None:
+def validate_record(record: Mapping[str, Any], *, declared: bool = True) -> None:
     """Check a record against the schema of this module.
+
+    Parameters
+    ----------
+    record : mapping
+        The record.
+    declared : bool, default=True
+        Whether its method must be declared (:data:`dkm.protocol.registry.METHODS`):
+        a record appended must; a record read need not, and a trade-off of an
+        undeclared method is then not checked against its declaration.
 
     Raises
     ------
     ValueError
         Naming the first problem found: a value JSON cannot hold (NaN, a
-        NumPy scalar), a missing key, a wrong type, an unknown method or
-        distance, a metric out of range, a negative time, a
-        ``config_hash`` that does not match the configuration, a ``created``
-        that is not an ISO 8601 timestamp with a time zone.
+        NumPy scalar), a missing key, a wrong type, an undeclared method (with
+        ``declared``), an unknown distance, a metric out of range, a negative
+        time, a ``config_hash`` that does not match the configuration, a
+        ``created`` that is not an ISO 8601 timestamp with a time zone.
     """
     if not isinstance(record, Mapping):
         raise ValueError(f"a record must be a mapping, got {type(record).__name__}")
@@ -398,7 +410,9 @@ def validate_record(record: Mapping[str, Any]) -> None:
         )
     if not record["dataset"]:
         raise ValueError("record['dataset'] is empty")
-    if record["method"] not in registry.METHODS:
+    if not record["method"]:
+        raise ValueError("record['method'] is empty")
+    if declared and record["method"] not in registry.METHODS:
         raise ValueError(f"record['method'] is {record['method']!r}; expected one of "
                          f"{registry.ids()}")
     _check_params(record["params"], record["method"])
@@ -563,7 +577,7 @@ class ResultsStore:
         """The record on a line, or None (with a warning) when it is unusable."""
         try:
             record = json.loads(line)
-            validate_record(record)
+            validate_record(record, declared=False)
         except ValueError as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             warnings.warn(
                 f"{self.path}:{number}: skipping an unreadable record ({error})",
@@ -574,12 +588,18 @@ class ResultsStore:
         return record
 
     def records(self) -> list[dict[str, Any]]:
-        """Every valid record, in file order.
+        """Every valid record, in file order, whatever the process imported before.
 
         A line that is not valid JSON (typically the truncated last line of a
         crashed append) or not a valid record is skipped with a
         ``RuntimeWarning`` that names the file and the line number. Blank
         lines are ignored. A missing file holds no records.
+
+        A record of a method nobody declared (:data:`dkm.protocol.registry.METHODS`:
+        a plugin's, read without the plugin) is valid: it is kept, and one
+        ``RuntimeWarning`` per read names those methods and counts their
+        records. The tables (:func:`dkm.book.tables.build`), which label rows
+        by the registry, leave such records out.
         """
         if not self.path.exists():
             return []
@@ -588,6 +608,16 @@ class ResultsStore:
             record = self._parse(number, line) if line.strip() else None
             if record is not None:
                 records.append(record)
+        undeclared = Counter(r["method"] for r in records if r["method"] not in registry.METHODS)
+        if undeclared:
+            methods = ", ".join(f"{method} ({count})" for method, count in undeclared.items())
+            warnings.warn(
+                f"{self.path}: {undeclared.total()} record(s) of methods nobody declared, kept "
+                f"(the tables leave them out): {methods}; declare them with --plugin MODULE "
+                f"or an entry point of the group {registry.ENTRY_POINT_GROUP}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         return records
 
     def completed_hashes(self) -> set[str]:

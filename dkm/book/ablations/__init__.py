@@ -22,8 +22,7 @@ which imports TensorFlow.
 
 The package has one private module per job, all re-exported here: the models
 whose switches the studies turn, subclasses of the paper's (``_switches``), the
-studies and which records are whose (``_studies``), the methods they add to the
-protocol's registry (``_methods``: the DKM authors' DCN), the comparisons and their
+studies and which records are whose (``_studies``), the comparisons and their
 wording (``_compare``), λ at full scale (``_tradeoff``), the temperature
 (``_temperature``), the walk from DCN^p to DKM^p (``_walk``) and the
 embedding's norm (``_shrinking``).
@@ -32,7 +31,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from dkm.book.ablations import _methods  # noqa: F401  (registers the authors' DCN)
 from dkm.book.ablations import _studies
 from dkm.book.ablations._compare import (
     against_paper,

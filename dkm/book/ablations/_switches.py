@@ -19,23 +19,21 @@ from the fields it is asked to change (:func:`dkm.methods.config.with_overrides`
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, ClassVar, Literal, Sequence
 
 import numpy as np
 import tensorflow as tf
 from sklearn.utils._param_validation import StrOptions
 
-from dkm.autoencoder import PAPER_HIDDEN_SIZES, Autoencoder
+from dkm.autoencoder import Autoencoder
 from dkm.losses import squared_euclidean
 from dkm.methods.common import MethodResult
 from dkm.methods.config import RECORDED_WHEN_SET
 from dkm.methods.dcn import DCN, DCN_INITIAL_COUNT, DCN_VARIANTS, DCNConfig, DCNObjective
 from dkm.methods.dkm import DeepKMeans, DKMConfig, DKMObjective, initial_centers
 from dkm.methods.estimator import NON_NEGATIVE, POSITIVE
-from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained
-from dkm.training import DEFAULT_SAMPLER, embed
+from dkm.training import embed
 
 #: The clustering term: the paper's soft assignment, or its hard limit.
 Assignment = Literal["soft", "hard"]
@@ -169,44 +167,23 @@ class DKMAblationConfig(DKMConfig):
                                     data if self.alpha_rescaling else None)
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class DeepKMeansAblation(DeepKMeans):
     """:class:`dkm.DeepKMeans` with the studies' switches ``assignment``, ``weight_decay``
     and ``alpha_rescaling`` (:class:`DKMAblationConfig`); the other parameters are
     :class:`dkm.DeepKMeans`'s."""
 
-    _parameter_constraints: dict = {
+    assignment: str = "soft"
+    weight_decay: float = 0.0
+    alpha_rescaling: bool = False
+
+    _parameter_constraints: ClassVar[dict] = {
         **DeepKMeans._parameter_constraints,
         "assignment": [StrOptions(set(ASSIGNMENTS))],
         "weight_decay": [NON_NEGATIVE],
         "alpha_rescaling": ["boolean"],
     }
     _config_class = DKMAblationConfig
-
-    def __init__(
-        self,
-        n_clusters: int = 10,
-        *,
-        variant: str = "p",
-        lam: float = 1.0,
-        distance: str = "euclidean",
-        schedule: Any = None,
-        pretrain_epochs: int = PAPER_PRETRAIN_EPOCHS,
-        assignment: str = "soft",
-        weight_decay: float = 0.0,
-        alpha_rescaling: bool = False,
-        hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
-        embedding_dim: int | None = None,
-        batch_size: int = 256,
-        learning_rate: float = 1e-3,
-        sampler: str = DEFAULT_SAMPLER,
-        pretrained: Pretrained | None = None,
-        random_state=None,
-        progress: bool = True,
-        jit_compile: bool = True,
-        precision: str = "float32",
-        checkpoint_dir: str | os.PathLike[str] | None = None,
-    ) -> None:
-        self._keep_parameters(locals())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,12 +307,19 @@ class DCNAblationConfig(DCNConfig):
                                     self.clustering_weight, self.pull, self.labels)
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class DCNAblation(DCN):
     """:class:`dkm.DCN` with the studies' switches ``update``, ``pull``,
     ``train_centroids``, ``clustering_weight`` and ``labels`` (:class:`DCNAblationConfig`);
     the other parameters are :class:`dkm.DCN`'s."""
 
-    _parameter_constraints: dict = {
+    update: str = "batch"
+    pull: str = "stored"
+    train_centroids: bool = False
+    clustering_weight: float = 0.5
+    labels: str = "nearest"
+
+    _parameter_constraints: ClassVar[dict] = {
         **DCN._parameter_constraints,
         "update": [StrOptions(set(UPDATE_RULES))],
         "pull": [StrOptions(set(PULL_RULES))],
@@ -345,36 +329,10 @@ class DCNAblation(DCN):
     }
     _config_class = DCNAblationConfig
 
-    def __init__(
-        self,
-        n_clusters: int = 10,
-        *,
-        variant: str = "p",
-        lam: float = 1.0,
-        epochs: int | None = None,
-        pretrain_epochs: int = PAPER_PRETRAIN_EPOCHS,
-        update: str = "batch",
-        pull: str = "stored",
-        train_centroids: bool = False,
-        clustering_weight: float = 0.5,
-        labels: str = "nearest",
-        hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES,
-        embedding_dim: int | None = None,
-        batch_size: int = 256,
-        learning_rate: float = 1e-3,
-        sampler: str = DEFAULT_SAMPLER,
-        pretrained: Pretrained | None = None,
-        random_state=None,
-        progress: bool = True,
-        jit_compile: bool = True,
-        precision: str = "float32",
-        checkpoint_dir: str | os.PathLike[str] | None = None,
-    ) -> None:
-        self._keep_parameters(locals())
-
 
 #: The four switches as the DKM authors' DCN code had them (``update``, ``train_centroids``,
-#: ``clustering_weight``, ``labels``; ../shared/paper/FIDELITY.md).
+#: ``clustering_weight``, ``labels``: the four departures from Yang et al. that
+#: :mod:`dkm.methods.dcn` lists).
 AUTHORS_DCN: dict[str, object] = {
     "update": "last-sample", "train_centroids": True, "clustering_weight": 1.0, "labels": "stored",
 }

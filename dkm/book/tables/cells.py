@@ -25,17 +25,22 @@ from dkm.book.stats import (
     summarize,
 )
 from dkm.book.tables.spec import STATISTIC_LABELS, TABLES, TableSpec, with_recorded_rows
-from dkm.protocol import paper
-from dkm.protocol.experiments import TRADEOFF_GRID
+from dkm.protocol import paper, registry
+from dkm.protocol.paper import TRADEOFF_GRID
 from dkm.protocol.results import records_to_dataframe, score_column, validate_record
 
 
 def records_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Validated records as a flat frame, one row per distinct ``config_hash``."""
+    """Validated records as a flat frame, one row per distinct ``config_hash``.
+
+    The records of a method nobody declared are left out: the tables label their
+    rows by the registry (:meth:`dkm.protocol.results.ResultsStore.records`, which
+    reads them, names them in its warning).
+    """
     records = list(records)
     for record in records:
-        validate_record(record)
-    frame = records_to_dataframe(records)
+        validate_record(record, declared=False)
+    frame = records_to_dataframe([r for r in records if r["method"] in registry.METHODS])
     return frame.drop_duplicates("config_hash", keep="last")
 
 

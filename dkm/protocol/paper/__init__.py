@@ -47,6 +47,7 @@ from dkm.protocol import registry
 
 __all__ = [
     "PAPER_SEEDS",
+    "TRADEOFF_GRID",
     "METHOD_LABELS",
     "DATASET_LABELS",
     "DISTANCES",
@@ -70,7 +71,10 @@ __all__ = [
 #: The ten seeds of the authors' runs, in the order of their code.
 PAPER_SEEDS: tuple[int, ...] = (8905, 9129, 291, 4012, 1256, 6819, 4678, 6971, 1362, 575)
 
-#: Package method id -> the paper's label.
+#: The paper's line-search grid for λ and γ: {10^i, i = -4..3}.
+TRADEOFF_GRID: tuple[float, ...] = tuple(10.0**i for i in range(-4, 4))
+
+#: Method id -> its label, of every declared method (:data:`dkm.protocol.registry.METHODS`).
 METHOD_LABELS: Mapping[str, str] = registry.Labels()
 
 #: Package dataset id -> the paper's label.
@@ -104,7 +108,7 @@ _DISTANCE_BY_SUFFIX = MappingProxyType({suffix: name for name, suffix in DISTANC
 
 
 def _method_ids() -> dict[str, str]:
-    """The paper's label -> method id, of every registered method."""
+    """The paper's label -> method id, of every declared method."""
     return {label: method for method, label in METHOD_LABELS.items()}
 
 
