@@ -20,6 +20,7 @@ from dkm.book.analysis import (
     standin_cluster_loss, standin_precision_effect, standin_ratio_range, standin_rescaling_effect,
     standin_rows, standin_runs, standin_same_errors, standin_spread, standin_throughput,
     standin_tradeoff_points, standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given,
+    paper_margin,
     precision_effect, reproducible_fits, reproducible_fits_between_cpus, seed_differences,
     side_by_side, warm_rate, FIT_PARTS, in_present_settings,
 )
@@ -70,9 +71,9 @@ def test_each_kind_of_claim_gets_its_verdict():
     clear = _runs("usps", "dkm-p", [0.75, 0.76, 0.78], lam=1.0) + \
         _runs("usps", "dcn-p", [0.70, 0.72, 0.71], lam=0.1)
     table = check_claims(clear, [better, on_par, not_worse]).set_index("claim")
-    assert table.loc["a>b", "verdict"] == "reproduced"
-    assert table.loc["a=b", "verdict"] == "not reproduced"
-    assert table.loc["a>=b", "verdict"] == "reproduced"
+    assert table.loc["a>b", "verdict"] == "holds"
+    assert table.loc["a=b", "verdict"] == "fails"   # +5.3 ± 3.8: wholly above the margin
+    assert table.loc["a>=b", "verdict"] == "holds"
     assert table.loc["a>b", "paper"] == pytest.approx(
         paper.reported("table1", "DKM^p", "usps", "acc")[0]
         - paper.reported("table1", "DCN^p", "usps", "acc")[0], abs=0.05)
@@ -80,8 +81,44 @@ def test_each_kind_of_claim_gets_its_verdict():
     noisy = _runs("usps", "dkm-p", [0.70, 0.76, 0.69], lam=1.0) + \
         _runs("usps", "dcn-p", [0.71, 0.70, 0.71], lam=0.1)
     table = check_claims(noisy, [better, on_par]).set_index("claim")
-    assert table.loc["a>b", "verdict"] == "not reproduced"
-    assert table.loc["a=b", "verdict"] == "reproduced"
+    assert table.loc["a>b", "verdict"] == "inconclusive"   # +1.0 ± 10.8: too wide to decide
+    assert table.loc["a=b", "verdict"] == "inconclusive"
+    close = _runs("usps", "dkm-p", [0.701, 0.712, 0.705], lam=1.0) + \
+        _runs("usps", "dcn-p", [0.700, 0.710, 0.706], lam=0.1)
+    table = check_claims(close, [better, on_par, not_worse]).set_index("claim")
+    assert table.loc["a=b", "margin"] == pytest.approx(paper_margin(on_par, "usps", "acc"))
+    assert -table.loc["a=b", "margin"] < table.loc["a=b", "low"]
+    assert table.loc["a=b", "high"] < table.loc["a=b", "margin"]
+    assert table.verdict.to_dict() == {"a>b": "fails", "a=b": "holds", "a>=b": "holds"}
+
+
+def test_the_margin_is_the_difference_the_papers_own_test_could_detect():
+    claim = Claim("a=b", "", "DKM^p", "DCN^p", "on par", ("usps",), "table1", ("acc",))
+    (_, std_p, n), (_, std_dcn, _) = (paper.reported("table1", model, "usps", "acc")
+                                     for model in ("DKM^p", "DCN^p"))
+    pooled = math.sqrt((std_p ** 2 + std_dcn ** 2) / 2)
+    expected = scipy.stats.t.ppf(0.975, 2 * n - 2) * pooled * math.sqrt(2 / n)
+    assert paper_margin(claim, "usps", "acc") == pytest.approx(expected)
+    assert paper_margin(claim, "usps-sharp", "acc") == paper_margin(claim, "usps", "acc")
+    # the paper's own test at that difference: p = 0.05 exactly
+    a, b = np.full(n, 70.0) + expected, np.full(n, 70.0)
+    a, b = a + std_p * _unit(n), b + std_dcn * _unit(n)
+    assert scipy.stats.ttest_ind(a, b).pvalue == pytest.approx(0.05)
+
+
+def _unit(n):
+    """n numbers of mean 0 and sample standard deviation 1."""
+    base = np.linspace(-1.0, 1.0, n)
+    return (base - base.mean()) / base.std(ddof=1)
+
+
+def test_a_margin_rule_of_ones_own_decides_the_claims_on_ones_own_data():
+    on_par = Claim("a=b", "", "DKM^p", "DCN^p", "on par", ("usps",), "table1", ("acc",))
+    records = _runs("usps", "dkm-p", [0.72, 0.73, 0.735], lam=1.0) + \
+        _runs("usps", "dcn-p", [0.70, 0.71, 0.716], lam=0.1)     # +2.0 ± 0.4
+    assert check_claims(records, [on_par]).verdict.tolist() == ["fails"]
+    wide = check_claims(records, [on_par], margin=lambda claim, dataset, metric: 5.0)
+    assert wide.verdict.tolist() == ["holds"] and wide.margin.tolist() == [5.0]
 
 
 def test_a_cell_the_paper_excepts_keeps_its_numbers_and_carries_no_verdict():
@@ -90,7 +127,7 @@ def test_a_cell_the_paper_excepts_keeps_its_numbers_and_carries_no_verdict():
     worse = _runs("usps", "dkm-p", [0.60, 0.61, 0.62], lam=1.0) + \
         _runs("usps", "dcn-p", [0.70, 0.72, 0.71], lam=0.1)
     table = check_claims(worse, [claim]).set_index("metric")
-    assert table.loc["acc", "verdict"] == "not reproduced"
+    assert table.loc["acc", "verdict"] == "fails"
     assert table.loc["nmi", "verdict"] == "excepted"
     assert table.loc["nmi", "ours"] == pytest.approx(table.loc["acc", "ours"] / 2)
     assert list(verdicts_given(table.reset_index()).metric) == ["acc"]
@@ -109,7 +146,7 @@ def test_the_claims_failing_between_given_methods():
                + _runs("usps", "ae-km", [0.50, 0.52, 0.51]))
     keys = ("dkm-p>dcn-p", "dkm-p>ae-km", "dcn-p=ae-km")
     checked = check_claims(records, [c for c in CLAIMS if c.key in keys], datasets=["usps"])
-    assert set(checked[checked.verdict == "not reproduced"].claim) == {"dkm-p>dcn-p", "dcn-p=ae-km"}
+    assert set(checked[checked.verdict == "fails"].claim) == {"dkm-p>dcn-p", "dcn-p=ae-km"}
     between = failing_between(checked, ["dkm-p", "dcn-p"])
     assert set(between.claim) == {"dkm-p>dcn-p"} and set(between.metric) == {"acc", "nmi"}
     assert failing_between(checked, ["dkm-p", "ae-km"]).empty  # DKM^p > AE-KM holds
@@ -127,7 +164,7 @@ def test_a_data_variant_is_tested_against_its_paper_datasets_claims():
         _runs("usps-sharp", "dcn-p", [0.70, 0.72, 0.71], lam=0.1)
     table = check_claims(records, [c for c in CLAIMS if c.key == "dkm-p>dcn-p"])
     sharp = table[table.dataset == "usps-sharp"]
-    assert len(sharp) == 2 and set(sharp.verdict) == {"reproduced"}
+    assert len(sharp) == 2 and set(sharp.verdict) == {"holds"}
     assert set(table.dataset) == {"mnist", "usps", "20news", "usps-sharp"}
 
 
@@ -245,7 +282,7 @@ def test_claims_table_has_a_row_per_claim_and_dataset_with_n_paper_ours_and_a_sy
     checked = pd.DataFrame([
         {"claim": "c", "text": "DKM^a beats DCN^np", "kind": "better", "dataset": "usps",
          "metric": "acc", "paper": 5.0, "ours": 2.0, "low": 1.0, "high": 3.0, "n": 4,
-         "verdict": "reproduced"},
+         "verdict": "holds"},
         {"claim": "c", "text": "DKM^a beats DCN^np", "kind": "better", "dataset": "usps",
          "metric": "nmi", "paper": -1.0, "ours": math.nan, "low": math.nan, "high": math.nan,
          "n": 0, "verdict": "not testable"},
@@ -259,7 +296,7 @@ def test_claims_table_has_a_row_per_claim_and_dataset_with_n_paper_ours_and_a_sy
     usps = table.loc[table.index[1]]
     assert usps[("", "n")] == 4
     assert (usps[("ACC", "paper")], usps[("ACC", "ours")]) == ("+5.0", "+2.0\u00a0±\u00a01.0")
-    assert usps[("ACC", " ")] == VERDICT_SYMBOLS["reproduced"]
+    assert usps[("ACC", " ")] == VERDICT_SYMBOLS["holds"]
     assert (usps[("NMI", "ours")], usps[("NMI", " ")]) == ("–", VERDICT_SYMBOLS["not testable"])
     mnist = table.loc[table.index[0]]
     assert mnist[("ACC", "ours")] == "+0.5" and mnist[("NMI", "ours")] == ""
@@ -737,11 +774,11 @@ def test_a_verdict_the_unpaired_test_reverses_is_a_flip_and_is_marked():
                + _runs("usps", "dcn-p", shared, lam=0.1))
     checked = check_claims(records, [claim])
     row = checked.iloc[0]
-    assert row.verdict == "reproduced" and row.unpaired_verdict == "not reproduced"
+    assert row.verdict == "holds" and row.unpaired_verdict == "inconclusive"
     assert not row.size_inside  # the paper's +2.7 points lies far above our +1.0 ± 0.0
     assert list(flips(checked).index) == [0]
     cell = magnitude_grid(checked).loc["DKM^p beats DCN^p", "usps"]
-    assert cell == f"+1.0 ({row.paper:+.1f}) {VERDICT_SYMBOLS['reproduced']} " \
+    assert cell == f"+1.0 ({row.paper:+.1f}) {VERDICT_SYMBOLS['holds']} " \
                    f"{SIZE_SYMBOLS[False]} {FLIP_SYMBOL}"
     # a no-break space between the marks: they stay on one line
     assert claims_table(checked).iloc[0][("ACC", " ")] == \

@@ -7,13 +7,15 @@ the kind of comparison. :func:`check_claims` confronts it with the records: for
 every dataset and metric, the difference of the two models' scores on the same
 seeds (same initial network, minibatches and pretraining, so the pair
 removes what the seeds share), its mean and t interval, the difference of the
-paper's published means, and a verdict:
+paper's published means, an equivalence margin (:func:`paper_margin`: the
+smallest difference the paper's own test could detect, from the spread it
+reports), and a verdict:
 
-``reproduced``
-    a "better" claim whose interval lies above 0; an "on par" claim whose
-    interval contains 0; a "not worse" claim whose interval reaches above 0.
-``not reproduced``
-    otherwise, with at least :data:`MIN_PAIRS` seed pairs.
+``holds``, ``fails``, ``inconclusive``
+    by :func:`dkm.book.stats.claim_verdict` on the paired interval and the
+    margin: a "better" claim by a superiority test, "on par" by an
+    equivalence test (two one-sided tests), "not worse" by a non-inferiority
+    test; an interval too wide to decide is inconclusive.
 ``not testable``
     the dataset is not in the records (RCV1), or fewer seed pairs than
     :data:`MIN_PAIRS`.
@@ -21,7 +23,7 @@ paper's published means, and a verdict:
     a cell the paper itself leaves out of the claim (DKM^p against IDEC^p
     in NMI on MNIST); its numbers are still given.
 
-:func:`verdicts_given` keeps the verdicts of the first two kinds;
+:func:`verdicts_given` keeps the verdicts of the first three kinds;
 :func:`failing_between` the claims that fail between two given methods
 (:func:`claim_methods` names a claim's two).
 
@@ -79,15 +81,18 @@ from dkm.book.analysis._claims import (
     FLIP_SYMBOL,
     MIN_PAIRS,
     SIZE_SYMBOLS,
+    TESTED,
     VERDICT_SYMBOLS,
     VERDICTS,
     Claim,
+    MarginRule,
     check_claims,
     claim_methods,
     claims_table,
     failing_between,
     flips,
     magnitude_grid,
+    paper_margin,
     verdict_grid,
     verdicts_given,
 )
@@ -128,7 +133,8 @@ from dkm.book.analysis._standin import (
 )
 from dkm.book.analysis._variants import on_paper_dataset, variant_effect
 
-__all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
+__all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
+           "MarginRule", "paper_margin",
            "paired_difference", "unpaired_difference", "signed", "COLUMNS", "SIZE_SYMBOLS",
            "FLIP_SYMBOL", "flips", "magnitude_grid",
            "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
