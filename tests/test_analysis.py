@@ -920,3 +920,29 @@ def test_a_line_counts_natively_or_in_the_modes_present_settings_only():
     earlier = {"ONEDNN_MAX_CPU_ISA": "AVX2", "XLA_FLAGS": "--xla_cpu_max_isa=AVX2",
                "OMP_NUM_THREADS": "1"}
     assert not in_present_settings({"mode": "reproducible", "environment": earlier})
+
+
+def test_cell_counts_count_each_cell_once_as_consistent_above_or_below():
+    from dkm.book.analysis import cell_counts
+
+    cells = pd.DataFrame([
+        {"table": "table1", "dataset": "USPS", "model": "DKM^p", "metric": "ACC", "verdict": "better"},
+        {"table": "table2", "dataset": "USPS", "model": "DKM^p", "metric": "ACC", "verdict": "better"},
+        {"table": "table1", "dataset": "USPS", "model": "DKM^p", "metric": "NMI",
+         "verdict": "consistent"},
+        {"table": "table1", "dataset": "MNIST", "model": "DKM^p", "metric": "ACC",
+         "verdict": "consistent"},
+        {"table": "table1", "dataset": "MNIST", "model": "KM", "metric": "ACC", "verdict": "better"},
+    ])
+    assert cell_counts(cells).to_dict() == {"consistent": 2, "above": 2, "below": 0}
+    assert cell_counts(cells.iloc[:0]).to_dict() == {"consistent": 0, "above": 0, "below": 0}
+
+
+def test_wall_hours_sum_each_datasets_records():
+    from dkm.book.analysis import wall_hours
+
+    records = _runs("usps", "km", [0.5, 0.5]) + _runs("mnist", "km", [0.5])
+    for record, seconds in zip(records, (1800.0, 5400.0, 720.0)):
+        record["wall_time_s"] = seconds
+    assert wall_hours(records).to_dict() == {"usps": 2.0, "mnist": 0.2}
+    assert wall_hours([]).empty

@@ -41,8 +41,9 @@ The same records answer the book's other questions, one private module each:
 :func:`chosen_against_paper` and
 :func:`paper_tradeoff` read a line search; :func:`coverage` counts the seeds
 each dataset and method has run (:func:`missing_seeds`, :func:`missing_search_seeds` those
-still missing), and :func:`progress` a dataset's runs against
-the protocol's; :func:`on_paper_dataset` and :func:`variant_effect` show a data
+still missing), :func:`progress` a dataset's runs against
+the protocol's and :func:`wall_hours` the hours they took; :func:`cell_counts` counts the
+result cells consistent with the paper's figures, above and below them (:data:`STANDINGS`); :func:`on_paper_dataset` and :func:`variant_effect` show a data
 variant's runs and what the variant changes, :func:`precision_effect` what the products'
 precision changes (:func:`seed_differences` seed by seed); :func:`side_by_side`
 summarises two programs or settings timed in processes that take turns; :func:`check_runs`,
@@ -96,7 +97,10 @@ from dkm.book.analysis._claims import (
     verdict_grid,
     verdicts_given,
 )
-from dkm.book.analysis._coverage import coverage, missing_search_seeds, missing_seeds, progress
+from dkm.book.analysis._cells import STANDINGS, cell_counts
+from dkm.book.analysis._coverage import (
+    coverage, missing_search_seeds, missing_seeds, progress, wall_hours,
+)
 from dkm.book.analysis._line_search import (
     SEARCH_SUMMARY_COLUMNS,
     chosen_against_paper,
@@ -138,7 +142,8 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "paired_difference", "unpaired_difference", "signed", "COLUMNS", "SIZE_SYMBOLS",
            "FLIP_SYMBOL", "flips", "magnitude_grid",
            "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
-           "coverage", "missing_seeds", "missing_search_seeds",
+           "coverage", "missing_seeds", "missing_search_seeds", "wall_hours", "cell_counts",
+           "STANDINGS",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "isa_probe_table", "repeated_runs", "reruns", "kept_reruns", "audits",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
