@@ -13,7 +13,7 @@ from dkm.book.ablations import tradeoff_choice
 from dkm.book import analysis
 from dkm.book.analysis import (
     CLAIMS, FLIP_SYMBOL, SIZE_SYMBOLS, STANDIN_OUTPUTS, VERDICT_SYMBOLS, Claim, check_claims,
-    flips, magnitude_grid, unpaired_difference, check_gap, check_runs,
+    flips, unpaired_difference, check_gap, check_runs,
     claim_methods, claims_table, coverage, failing_between, on_paper_dataset, paired_difference,
     paper_tradeoff, progress, protocol_gap, rerun_gaps, search_curves, search_records,
     search_summary, seed_scores, standin_alpha_curves, standin_alpha_scores, standin_check_error,
@@ -131,7 +131,7 @@ def test_a_cell_the_paper_excepts_keeps_its_numbers_and_carries_no_verdict():
     assert table.loc["nmi", "verdict"] == "excepted"
     assert table.loc["nmi", "ours"] == pytest.approx(table.loc["acc", "ours"] / 2)
     assert list(verdicts_given(table.reset_index()).metric) == ["acc"]
-    assert verdict_grid(table.reset_index()).loc["", "usps"] == "✗ ·"
+    assert verdict_grid(table.reset_index()).loc["DKM^p ≥ DCN^p", "usps"] == "✗ ·"
     # the paper's one exception: DKM^p against IDEC^p in NMI on MNIST, and only there
     excepted = {(c.key, dataset, metric) for c in CLAIMS for dataset, metric in c.exceptions}
     assert excepted == {("dkm-p>=idec-p", "mnist", "nmi")}
@@ -182,9 +182,11 @@ def test_the_verdict_grid_puts_one_symbol_per_metric_in_each_claim_and_dataset()
     claims = [c for c in CLAIMS if c.key in ("dkm-p>dcn-p", "dkm-a-ce>ee")]
     grid = verdict_grid(check_claims(records, claims), ["usps", "mnist", "20news"])
     assert list(grid.columns) == ["usps", "mnist", "20news"]
-    assert grid.loc[claims[0].text, "usps"] == "✓ ✓"  # NMI is ACC / 2 here: same verdict
-    assert grid.loc[claims[0].text, "mnist"] == "– –"
-    assert grid.loc[claims[1].text, "usps"] == "" and grid.loc[claims[1].text, "20news"] == "–"
+    assert list(grid.index) == ["DKM^p > DCN^p", "DKM^a_ce > DKM^a_ee"]
+    assert grid.loc["DKM^p > DCN^p", "usps"] == "✓ ✓"  # NMI is ACC / 2 here: same verdict
+    assert grid.loc["DKM^p > DCN^p", "mnist"] == "– –"
+    assert grid.loc["DKM^a_ce > DKM^a_ee", "usps"] == ""
+    assert grid.loc["DKM^a_ce > DKM^a_ee", "20news"] == "–"
 
 
 def test_coverage_counts_each_seed_once():
@@ -777,9 +779,7 @@ def test_a_verdict_the_unpaired_test_reverses_is_a_flip_and_is_marked():
     assert row.verdict == "holds" and row.unpaired_verdict == "inconclusive"
     assert not row.size_inside  # the paper's +2.7 points lies far above our +1.0 ± 0.0
     assert list(flips(checked).index) == [0]
-    cell = magnitude_grid(checked).loc["DKM^p beats DCN^p", "usps"]
-    assert cell == f"+1.0 ({row.paper:+.1f}) {VERDICT_SYMBOLS['holds']} " \
-                   f"{SIZE_SYMBOLS[False]} {FLIP_SYMBOL}"
+    assert verdict_grid(checked).loc["DKM^p > DCN^p", "usps"] == f"✓{FLIP_SYMBOL}"
     # a no-break space between the marks: they stay on one line
     assert claims_table(checked).iloc[0][("ACC", " ")] == \
         f"✓\u00a0{SIZE_SYMBOLS[False]}\u00a0{FLIP_SYMBOL}"
@@ -796,7 +796,7 @@ def test_the_paper_s_effect_size_inside_our_interval_is_marked():
                + _runs("usps", "dcn-p", base, lam=0.1))
     checked = check_claims(records, [claim])
     assert checked.iloc[0].size_inside and flips(checked).empty
-    assert magnitude_grid(checked).iloc[0, 0].endswith(f"✓ {SIZE_SYMBOLS[True]}")
+    assert claims_table(checked).iloc[0][("ACC", " ")] == f"✓\u00a0{SIZE_SYMBOLS[True]}"
 
 
 def test_audits_keep_the_last_audit_of_each_record_on_each_cpu(tmp_path):
@@ -926,15 +926,15 @@ def test_cell_counts_count_each_cell_once_as_consistent_above_or_below():
     from dkm.book.analysis import cell_counts
 
     cells = pd.DataFrame([
-        {"table": "table1", "dataset": "USPS", "model": "DKM^p", "metric": "ACC", "verdict": "better"},
-        {"table": "table2", "dataset": "USPS", "model": "DKM^p", "metric": "ACC", "verdict": "better"},
-        {"table": "table1", "dataset": "USPS", "model": "DKM^p", "metric": "NMI",
-         "verdict": "consistent"},
-        {"table": "table1", "dataset": "MNIST", "model": "DKM^p", "metric": "ACC",
-         "verdict": "consistent"},
-        {"table": "table1", "dataset": "MNIST", "model": "KM", "metric": "ACC", "verdict": "better"},
-    ])
-    assert cell_counts(cells).to_dict() == {"consistent": 2, "above": 2, "below": 0}
+        ("table1", "USPS", "DKM^a", "ACC", 76.0, 75.5, "better"),
+        ("table2", "USPS", "DKM^a", "ACC", 76.0, 75.5, "better"),
+        ("cosine", "USPS", "DKM^a_ee", "ACC", 76.0, 75.5, "better"),   # the same cell again
+        ("table1", "USPS", "DKM^a", "NMI", 73.0, 73.0, "consistent"),
+        ("table1", "MNIST", "DKM^a", "ACC", 76.0, 75.5, "consistent"),
+        ("table1", "MNIST", "KM", "ACC", 60.0, 53.5, "better"),
+        ("table1", "MNIST", "DCN^p", "ACC", 70.0, 81.1, "worse"),
+    ], columns=["table", "dataset", "model", "metric", "ours_mean", "paper_mean", "verdict"])
+    assert cell_counts(cells).to_dict() == {"consistent": 2, "above": 2, "below": 1}
     assert cell_counts(cells.iloc[:0]).to_dict() == {"consistent": 0, "above": 0, "below": 0}
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from dkm.book.analysis import STANDINGS, paper_tradeoff, search_curves
+from dkm.book.analysis import STANDINGS, distinct_cells, paper_tradeoff, search_curves
 from dkm.book.tables import typeset
 from dkm.protocol import paper
 from dkm.protocol.experiments import TRADEOFF_GRID
@@ -171,7 +171,8 @@ def against_paper(cells: pd.DataFrame, metrics: tuple[str, ...] = ("ACC", "NMI")
     Parameters
     ----------
     cells : pandas.DataFrame
-        Rows of :func:`dkm.book.tables.comparisons`; a cell two tables show is drawn once.
+        Rows of :func:`dkm.book.tables.comparisons`; a cell several tables show is drawn
+        once (:func:`dkm.book.analysis.distinct_cells`).
     metrics : tuple of str
         The metrics to draw, one panel each, in the cells' spelling (``"ACC"``).
     label_beyond : float
@@ -179,7 +180,7 @@ def against_paper(cells: pd.DataFrame, metrics: tuple[str, ...] = ("ACC", "NMI")
     """
     if cells.empty:
         raise ValueError("no result cell to draw")
-    cells = cells.drop_duplicates(["dataset", "model", "metric"])
+    cells = distinct_cells(cells)
     datasets = list(dict.fromkeys(cells["dataset"]))
     markers = dict(zip(datasets, _MARKERS))
     fig, axes = panel_grid(len(metrics), width=4.6, height=4.4, max_columns=len(metrics),

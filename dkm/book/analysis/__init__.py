@@ -43,7 +43,8 @@ The same records answer the book's other questions, one private module each:
 each dataset and method has run (:func:`missing_seeds`, :func:`missing_search_seeds` those
 still missing), :func:`progress` a dataset's runs against
 the protocol's and :func:`wall_hours` the hours they took; :func:`cell_counts` counts the
-result cells consistent with the paper's figures, above and below them (:data:`STANDINGS`); :func:`on_paper_dataset` and :func:`variant_effect` show a data
+result cells (:func:`distinct_cells`) consistent with the paper's figures, above and below them
+(:data:`STANDINGS`); :func:`on_paper_dataset` and :func:`variant_effect` show a data
 variant's runs and what the variant changes, :func:`precision_effect` what the products'
 precision changes (:func:`seed_differences` seed by seed); :func:`side_by_side`
 summarises two programs or settings timed in processes that take turns; :func:`check_runs`,
@@ -80,6 +81,7 @@ from dkm.book.analysis._claims import (
     CLAIMS,
     COLUMNS,
     FLIP_SYMBOL,
+    KIND_SYMBOLS,
     MIN_PAIRS,
     SIZE_SYMBOLS,
     TESTED,
@@ -92,12 +94,11 @@ from dkm.book.analysis._claims import (
     claims_table,
     failing_between,
     flips,
-    magnitude_grid,
     paper_margin,
     verdict_grid,
     verdicts_given,
 )
-from dkm.book.analysis._cells import STANDINGS, cell_counts
+from dkm.book.analysis._cells import STANDINGS, cell_counts, distinct_cells
 from dkm.book.analysis._coverage import (
     coverage, missing_search_seeds, missing_seeds, progress, wall_hours,
 )
@@ -140,10 +141,10 @@ from dkm.book.analysis._variants import on_paper_dataset, variant_effect
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
            "MarginRule", "paper_margin",
            "paired_difference", "unpaired_difference", "signed", "COLUMNS", "SIZE_SYMBOLS",
-           "FLIP_SYMBOL", "flips", "magnitude_grid",
+           "FLIP_SYMBOL", "flips", "KIND_SYMBOLS",
            "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
            "coverage", "missing_seeds", "missing_search_seeds", "wall_hours", "cell_counts",
-           "STANDINGS",
+           "distinct_cells", "STANDINGS",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "isa_probe_table", "repeated_runs", "reruns", "kept_reruns", "audits",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",

@@ -8,15 +8,25 @@ import pandas as pd
 STANDINGS = {"consistent": "consistent", "better": "above", "worse": "below"}
 
 
+def distinct_cells(cells: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`dkm.book.tables.comparisons` that are distinct cells.
+
+    A cell is the same runs against the same figure of the paper: the rows of a dataset and
+    metric with equal means, ours and the paper's, are one cell, whichever tables show it
+    (DKM^p in Tables 1 and 2; DKM^a again as DKM^a_ee in the cosine table). The first row
+    of each is kept.
+    """
+    return cells.drop_duplicates(["dataset", "metric", "ours_mean", "paper_mean"])
+
+
 def cell_counts(cells: pd.DataFrame) -> pd.Series:
     """How many distinct result cells are consistent with the paper's figure, above it, below it.
 
     Parameters
     ----------
     cells : pandas.DataFrame
-        Rows of :func:`dkm.book.tables.comparisons` (``dataset``, ``model``, ``metric``,
-        ``verdict``). A model's score on a dataset and metric that two tables show (DKM^p in
-        Tables 1 and 2) is one cell and counts once.
+        Rows of :func:`dkm.book.tables.comparisons`; a cell several tables show counts
+        once (:func:`distinct_cells`).
 
     Returns
     -------
@@ -24,6 +34,5 @@ def cell_counts(cells: pd.DataFrame) -> pd.Series:
         Indexed by ``"consistent"``, ``"above"``, ``"below"`` (Welch's test at 5 %, as the
         tables mark them), zeros included.
     """
-    distinct = cells.drop_duplicates(["dataset", "model", "metric"])
-    standing = distinct["verdict"].map(STANDINGS)
+    standing = distinct_cells(cells)["verdict"].map(STANDINGS)
     return standing.value_counts().reindex(list(STANDINGS.values()), fill_value=0).astype(int)

@@ -60,6 +60,14 @@ class Claim:
     metrics: tuple[str, ...] = ("acc", "nmi")
     exceptions: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def label(self) -> str:
+        """The claim in symbols (:data:`KIND_SYMBOLS`): ``"DKM^a > DCN^np"``."""
+        return f"{self.first} {KIND_SYMBOLS[self.kind]} {self.second}"
+
+
+#: The symbols of the kinds of claim in :attr:`Claim.label`.
+KIND_SYMBOLS = {"better": ">", "on par": "≈", "not worse": "≥"}
 
 _ALL = ("mnist", "usps", "20news", "rcv1")
 _NOT_RCV1 = ("mnist", "usps", "20news")
@@ -170,7 +178,7 @@ def check_claims(
     -------
     pandas.DataFrame
         One row per (claim, dataset, metric): ``claim`` (key), ``text``,
-        ``kind``, ``dataset``, ``metric``, ``paper`` (the difference of the
+        ``label`` (:attr:`Claim.label`), ``kind``, ``dataset``, ``metric``, ``paper`` (the difference of the
         paper's means, points), ``ours``, ``low``, ``high`` (same-seed mean
         difference and interval, points), ``n`` (seed pairs), ``margin``
         (points), ``verdict`` (:data:`VERDICTS`; the three tested ones by
@@ -202,7 +210,8 @@ def check_claims(
                 _, u_low, u_high, u_n = unpaired_difference(first, second, confidence)
                 excepted = (paper_dataset(dataset), metric) in claim.exceptions
                 delta = margin(claim, dataset, metric)
-                rows.append({"claim": claim.key, "text": claim.text, "kind": claim.kind,
+                rows.append({"claim": claim.key, "text": claim.text, "label": claim.label,
+                             "kind": claim.kind,
                              "dataset": dataset, "metric": metric, "paper": round(published, 1),
                              "ours": mean, "low": low, "high": high, "n": n, "margin": delta,
                              "verdict": _verdict(claim.kind, low, high, n, delta, excepted),
@@ -214,7 +223,7 @@ def check_claims(
 
 
 #: The columns of :func:`check_claims`.
-COLUMNS = ["claim", "text", "kind", "dataset", "metric", "paper", "ours", "low", "high", "n",
+COLUMNS = ["claim", "text", "label", "kind", "dataset", "metric", "paper", "ours", "low", "high", "n",
            "margin", "verdict", "size_inside", "unpaired_low", "unpaired_high", "unpaired_verdict"]
 
 
@@ -250,20 +259,26 @@ def failing_between(checked: pd.DataFrame, methods: Iterable[str],
 def verdict_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = None) -> pd.DataFrame:
     """The verdicts of :func:`check_claims` at a glance: claims × datasets.
 
-    Each cell holds one symbol per metric of the claim, in the claim's order
-    (:data:`VERDICT_SYMBOLS`), e.g. ``"✓ ✗"`` for a claim that holds in ACC and fails in
-    NMI; empty where the paper does not make the claim for the dataset.
+    Rows are the claims' labels (:attr:`Claim.label`), columns the datasets. Each cell
+    holds one symbol per metric of the claim, in the claim's order
+    (:data:`VERDICT_SYMBOLS`), each followed by :data:`FLIP_SYMBOL` where the paper's
+    unpaired test gives another verdict: ``"✓ ✗‡"`` for a claim that holds in ACC and fails
+    in NMI, a verdict the unpaired test would change. A cell is empty where the paper does
+    not make the claim for the dataset.
     """
     order = list(dataset_order or dict.fromkeys(checked["dataset"]))
+    flipped = set(flips(checked).index)
     cells: dict[str, dict[str, str]] = {}
-    for (text, dataset), rows in checked.groupby(["text", "dataset"], sort=False):
-        cells.setdefault(text, {})[dataset] = " ".join(VERDICT_SYMBOLS[v] for v in rows["verdict"])
+    for (label, dataset), rows in checked.groupby(["label", "dataset"], sort=False):
+        cells.setdefault(label, {})[dataset] = " ".join(
+            VERDICT_SYMBOLS[verdict] + (FLIP_SYMBOL if index in flipped else "")
+            for index, verdict in rows["verdict"].items())
     grid = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=order)
     return grid.fillna("")
 
 
-#: Marks of :func:`magnitude_grid`: the paper's effect size inside our interval or not, and a
-#: verdict that the paper's unpaired test would turn.
+#: Marks of :func:`claims_table`: the paper's effect size inside our interval or not, and a
+#: verdict that the paper's unpaired test would change.
 SIZE_SYMBOLS = {True: "●", False: "○"}
 FLIP_SYMBOL = "‡"
 
@@ -273,32 +288,6 @@ def flips(checked: pd.DataFrame) -> pd.DataFrame:
     would change (both tests deciding the claim)."""
     given = checked["verdict"].isin(TESTED) & checked["unpaired_verdict"].isin(TESTED)
     return checked[given & (checked["verdict"] != checked["unpaired_verdict"])]
-
-
-def magnitude_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = None,
-                   separator: str = "<br>") -> pd.DataFrame:
-    """The claims × datasets grid with magnitudes and two marks per metric.
-
-    Each metric of a cell (ACC, then NMI) reads ``"+8.6 (+39.1) ✓ ○"``: our same-seed mean difference, the
-    paper's difference in parentheses, the verdict on the direction
-    (:data:`VERDICT_SYMBOLS`), and whether the paper's difference lies inside our interval
-    (:data:`SIZE_SYMBOLS`), followed by :data:`FLIP_SYMBOL` where the paper's unpaired test
-    gives the other verdict. Metrics are joined by ``separator``; cells are empty where the
-    paper does not make the claim for the dataset.
-    """
-    order = list(dataset_order or dict.fromkeys(checked["dataset"]))
-    flipped = set(flips(checked).index)
-    cells: dict[str, dict[str, str]] = {}
-    for (text, dataset), rows in checked.groupby(["text", "dataset"], sort=False):
-        parts = []
-        for index, row in rows.iterrows():
-            ours = "–" if row["n"] == 0 else signed(row["ours"])
-            size = SIZE_SYMBOLS[bool(row["size_inside"])] if row["n"] >= MIN_PAIRS else ""
-            parts.append(f"{ours} ({signed(row['paper'])}) {VERDICT_SYMBOLS[row['verdict']]} {size}"
-                         + (f" {FLIP_SYMBOL}" if index in flipped else "").rstrip())
-        cells.setdefault(text, {})[dataset] = separator.join(p.strip() for p in parts)
-    grid = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=order)
-    return grid.fillna("")
 
 
 def _difference_text(ours: float, low: float, high: float, n: int) -> str:
