@@ -292,13 +292,17 @@ def test_claims_table_has_a_row_per_claim_and_dataset_with_n_paper_ours_and_a_sy
          "metric": "acc", "paper": 1.0, "ours": 0.5, "low": math.nan, "high": math.nan, "n": 1,
          "verdict": "not testable"},
     ])
+    assert ("ACC", "δ") not in claims_table(checked).columns
+    checked["margin"] = [1.04, 2.0, 3.0]
     table = claims_table(checked, {"mnist": "MNIST", "usps": "USPS (sharp file)"})
+    assert list(table.columns[:5]) == [("", "n"), ("ACC", "paper"), ("ACC", "ours"), ("ACC", "δ"),
+                                       ("ACC", " ")]
     assert [dataset for _, dataset in table.index] == ["MNIST", "USPS\u00a0(sharp\u00a0file)"]
     assert "<sup>" in table.index[0][0] and "^" not in table.index[0][0]
     usps = table.loc[table.index[1]]
     assert usps[("", "n")] == 4
     assert (usps[("ACC", "paper")], usps[("ACC", "ours")]) == ("+5.0", "+2.0\u00a0±\u00a01.0")
-    assert usps[("ACC", " ")] == VERDICT_SYMBOLS["holds"]
+    assert (usps[("ACC", "δ")], usps[("ACC", " ")]) == ("1.0", VERDICT_SYMBOLS["holds"])
     assert (usps[("NMI", "ours")], usps[("NMI", " ")]) == ("–", VERDICT_SYMBOLS["not testable"])
     mnist = table.loc[table.index[0]]
     assert mnist[("ACC", "ours")] == "+0.5" and mnist[("NMI", "ours")] == ""
@@ -933,8 +937,9 @@ def test_cell_counts_count_each_cell_once_as_consistent_above_or_below():
         ("table1", "MNIST", "DKM^a", "ACC", 76.0, 75.5, "consistent"),
         ("table1", "MNIST", "KM", "ACC", 60.0, 53.5, "better"),
         ("table1", "MNIST", "DCN^p", "ACC", 70.0, 81.1, "worse"),
+        ("friendliness", "MNIST", "DCN^p + KM", "ACC", 70.0, 81.1, "worse"),  # another cell
     ], columns=["table", "dataset", "model", "metric", "ours_mean", "paper_mean", "verdict"])
-    assert cell_counts(cells).to_dict() == {"consistent": 2, "above": 2, "below": 1}
+    assert cell_counts(cells).to_dict() == {"consistent": 2, "above": 2, "below": 2}
     assert cell_counts(cells.iloc[:0]).to_dict() == {"consistent": 0, "above": 0, "below": 0}
 
 

@@ -155,7 +155,7 @@ def _standing_legend(fig: Figure, extra: Mapping[str, Any] | None = None, **lege
     for standing, colour in STANDING_COLOURS.items():
         handles[f"ours, {standing}" if standing == "consistent" else f"ours, {standing} the paper's"
                 ] = plt.Line2D([], [], color=colour, marker="o", ls="", ms=5)
-    fig.legend(handles.values(), handles.keys(), frameon=False, fontsize=8, **legend)
+    fig.legend(handles.values(), handles.keys(), frameon=False, fontsize=9, **legend)
 
 
 def against_paper(cells: pd.DataFrame, metrics: tuple[str, ...] = ("ACC", "NMI"),
@@ -183,8 +183,8 @@ def against_paper(cells: pd.DataFrame, metrics: tuple[str, ...] = ("ACC", "NMI")
     cells = distinct_cells(cells)
     datasets = list(dict.fromkeys(cells["dataset"]))
     markers = dict(zip(datasets, _MARKERS))
-    fig, axes = panel_grid(len(metrics), width=4.6, height=4.4, max_columns=len(metrics),
-                           margins=(0.0, 0.7))
+    fig, axes = panel_grid(len(metrics), width=4.2, height=4.2, max_columns=len(metrics),
+                           margins=(0.0, 0.8))
     for ax, metric in zip(axes.flat, metrics):
         part = cells[cells["metric"] == metric]
         low = min(part["paper_mean"].min(), part["ours_mean"].min(), 100.0) - 5
@@ -194,16 +194,22 @@ def against_paper(cells: pd.DataFrame, metrics: tuple[str, ...] = ("ACC", "NMI")
             ax.errorbar(group["paper_mean"], group["ours_mean"], xerr=group["paper_std"],
                         yerr=group["ours_std"].fillna(0), fmt=markers[dataset], ms=5, lw=0.8,
                         capsize=1.5, color=STANDING_COLOURS[standing], alpha=0.85)
-        for row in part[(part["ours_mean"] - part["paper_mean"]).abs() > label_beyond].itertuples():
+        named: list[tuple[float, float]] = []
+        far = part[(part["ours_mean"] - part["paper_mean"]).abs() > label_beyond]
+        for row in far.sort_values("ours_mean", ascending=False).itertuples():
+            # a name one line lower for each named point close by, so that names do not overlap
+            below = sum(abs(row.paper_mean - x) < 10 and abs(row.ours_mean - y) < 5
+                        for x, y in named)
+            named.append((row.paper_mean, row.ours_mean))
             ax.annotate(f"{typeset(row.model, 'latex')}, {row.dataset}",
-                        (row.paper_mean, row.ours_mean), xytext=(4, -9),
-                        textcoords="offset points", fontsize=7)
+                        (row.paper_mean, row.ours_mean), xytext=(4, -9 - 10 * below),
+                        textcoords="offset points", fontsize=8)
         ax.set(xlim=(low, 100), ylim=(low, 100), aspect="equal", title=f"test {metric} (%)",
                xlabel="the paper's", ylabel="ours")
         ax.grid(True, ls=":", color="0.85")
     datasets_legend = {dataset: plt.Line2D([], [], color="0.3", marker=marker, ls="", ms=5)
                        for dataset, marker in markers.items()}
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
     _standing_legend(fig, datasets_legend, loc="lower center", ncol=4)
     return fig
 
@@ -232,8 +238,8 @@ def against_paper_by_dataset(cells: pd.DataFrame, title: str | None = None) -> F
     models = list(dict.fromkeys(cells["model"]))
     rows = {model: len(models) - 1 - i for i, model in enumerate(models)}
     fig, axes = plt.subplots(len(metrics), len(datasets), squeeze=False, sharey=True,
-                             figsize=(2.9 * len(datasets) + 1.4,
-                                      (0.32 * len(models) + 0.9) * len(metrics) + 0.8))
+                             figsize=(2.5 * len(datasets) + 1.2,
+                                      (0.3 * len(models) + 0.9) * len(metrics) + 0.8))
     for row_axes, metric in zip(axes, metrics):
         for ax, dataset in zip(row_axes, datasets):
             part = cells[(cells["metric"] == metric) & (cells["dataset"] == dataset)]
@@ -245,16 +251,16 @@ def against_paper_by_dataset(cells: pd.DataFrame, title: str | None = None) -> F
                 ax.errorbar(part["ours_mean"][mine], y[mine] - 0.18,
                             xerr=part["ours_std"][mine].fillna(0), fmt="o", ms=4, lw=0.8,
                             capsize=1.5, color=colour)
-            ax.set_title(f"{dataset}, {metric}", fontsize=9)
-            ax.set_xlabel("%", fontsize=8)
-            ax.tick_params(labelsize=8)
+            ax.set_title(f"{dataset}, {metric}", fontsize=10)
+            ax.set_xlabel("%", fontsize=9)
+            ax.tick_params(labelsize=9)
             ax.grid(axis="x", ls=":", color="0.8")
     for ax in axes[:, 0]:
         ax.set_yticks(list(rows.values()), [typeset(model, "latex") for model in rows])
         ax.set_ylim(-0.6, len(models) - 0.4)
     if title:
         fig.suptitle(title, fontsize=10)
-    legend_room = 0.45 / fig.get_size_inches()[1]
+    legend_room = 0.5 / fig.get_size_inches()[1]
     fig.tight_layout(rect=(0, legend_room, 1, 1))
     paper_handle = plt.Line2D([], [], color="black", marker="d", ls="", ms=5)
     _standing_legend(fig, {"the paper's": paper_handle}, loc="lower center", ncol=4)

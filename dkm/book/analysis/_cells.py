@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from dkm.protocol import paper
+
 #: How a cell of :func:`dkm.book.tables.comparisons` stands against the paper's figure, by its
 #: verdict, in the order :func:`cell_counts` gives them.
 STANDINGS = {"consistent": "consistent", "better": "above", "worse": "below"}
@@ -11,12 +13,18 @@ STANDINGS = {"consistent": "consistent", "better": "above", "worse": "below"}
 def distinct_cells(cells: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`dkm.book.tables.comparisons` that are distinct cells.
 
-    A cell is the same runs against the same figure of the paper: the rows of a dataset and
-    metric with equal means, ours and the paper's, are one cell, whichever tables show it
-    (DKM^p in Tables 1 and 2; DKM^a again as DKM^a_ee in the cosine table). The first row
-    of each is kept.
+    A cell is a dataset, a metric and the runs scored: the same model shown in several tables
+    (DKM^p in Tables 1 and 2, AE-KM again in the k-Means-friendliness table, DKM^a again as
+    DKM^a_ee in the cosine table) is one cell; k-means on a model's embedding (``DKM^p + KM``)
+    is another cell than the model. The first row of each is kept.
     """
-    return cells.drop_duplicates(["dataset", "metric", "ours_mean", "paper_mean"])
+    refs = cells["model"].map(paper.parse_model_label)
+    runs = pd.DataFrame({"dataset": cells["dataset"], "metric": cells["metric"],
+                         "method": refs.map(lambda ref: ref.method),
+                         "distance": refs.map(lambda ref: ref.distance or "euclidean"),
+                         "kmeans": refs.map(lambda ref: ref.kmeans_on_embedding)},
+                        index=cells.index)
+    return cells[~runs.duplicated()]
 
 
 def cell_counts(cells: pd.DataFrame) -> pd.Series:

@@ -319,11 +319,12 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
         no-break spaces so that it stays on one line); columns
         ``("", "n")`` (most seed pairs of the row) and, per metric,
         ``(METRIC, "paper")`` (the paper's difference), ``(METRIC, "ours")``
-        (mean ± half-width of the interval) and ``(METRIC, " ")`` (the
+        (mean ± half-width of the interval), where ``checked`` has them
+        ``(METRIC, "δ")`` (the margin) and ``(METRIC, " ")`` (the
         verdict's symbol, :data:`VERDICT_SYMBOLS`, then, where ``checked`` has
         them, whether the paper's difference lies in our interval,
         :data:`SIZE_SYMBOLS`, and :data:`FLIP_SYMBOL` where the paper's unpaired
-        test reverses the verdict; the marks joined by no-break spaces). Cells of
+        test changes the verdict; the marks joined by no-break spaces). Cells of
         a metric the claim does not cover are empty.
     """
     names = dict(names or {})
@@ -342,6 +343,8 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
                 metric = cell.metric.upper()
                 row[(metric, "paper")] = signed(cell.paper)
                 row[(metric, "ours")] = _difference_text(cell.ours, cell.low, cell.high, cell.n)
+                if "margin" in checked:
+                    row[(metric, "δ")] = f"{cell.margin:.1f}"
                 row[(metric, " ")] = one_line(" ".join(
                     [VERDICT_SYMBOLS[cell.verdict]]
                     + ([SIZE_SYMBOLS[bool(cell.size_inside)]]
