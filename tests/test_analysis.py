@@ -13,14 +13,14 @@ from dkm.book.ablations import tradeoff_choice
 from dkm.book import analysis
 from dkm.book.analysis import (
     CLAIMS, FLIP_SYMBOL, SIZE_SYMBOLS, STANDIN_OUTPUTS, VERDICT_SYMBOLS, Claim, check_claims,
-    flips, magnitude_grid, unpaired_difference, check_gap, check_runs,
+    flips, unpaired_difference, check_gap, check_runs,
     claim_methods, claims_table, coverage, failing_between, on_paper_dataset, paired_difference,
     paper_tradeoff, progress, protocol_gap, rerun_gaps, search_curves, search_records,
     search_summary, seed_scores, standin_alpha_curves, standin_alpha_scores,
     standin_cluster_loss, standin_rescaling_effect, standin_rows, standin_tradeoff_points,
     standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given, precision_effect,
     reproducible_fits, seed_differences, side_by_side, warm_rate, FIT_PARTS, in_present_settings,
-    with_reruns,
+    with_reruns, paper_margin,
 )
 from dkm.arithmetic import reproducible_environment
 from dkm.protocol import paper
@@ -69,9 +69,9 @@ def test_each_kind_of_claim_gets_its_verdict():
     clear = _runs("usps", "dkm-p", [0.75, 0.76, 0.78], lam=1.0) + \
         _runs("usps", "dcn-p", [0.70, 0.72, 0.71], lam=0.1)
     table = check_claims(clear, [better, on_par, not_worse]).set_index("claim")
-    assert table.loc["a>b", "verdict"] == "reproduced"
-    assert table.loc["a=b", "verdict"] == "not reproduced"
-    assert table.loc["a>=b", "verdict"] == "reproduced"
+    assert table.loc["a>b", "verdict"] == "holds"
+    assert table.loc["a=b", "verdict"] == "fails"   # +5.3 ± 3.8: wholly above the margin
+    assert table.loc["a>=b", "verdict"] == "holds"
     assert table.loc["a>b", "paper"] == pytest.approx(
         paper.reported("table1", "DKM^p", "usps", "acc")[0]
         - paper.reported("table1", "DCN^p", "usps", "acc")[0], abs=0.05)
@@ -79,8 +79,44 @@ def test_each_kind_of_claim_gets_its_verdict():
     noisy = _runs("usps", "dkm-p", [0.70, 0.76, 0.69], lam=1.0) + \
         _runs("usps", "dcn-p", [0.71, 0.70, 0.71], lam=0.1)
     table = check_claims(noisy, [better, on_par]).set_index("claim")
-    assert table.loc["a>b", "verdict"] == "not reproduced"
-    assert table.loc["a=b", "verdict"] == "reproduced"
+    assert table.loc["a>b", "verdict"] == "inconclusive"   # +1.0 ± 10.8: too wide to decide
+    assert table.loc["a=b", "verdict"] == "inconclusive"
+    close = _runs("usps", "dkm-p", [0.701, 0.712, 0.705], lam=1.0) + \
+        _runs("usps", "dcn-p", [0.700, 0.710, 0.706], lam=0.1)
+    table = check_claims(close, [better, on_par, not_worse]).set_index("claim")
+    assert table.loc["a=b", "margin"] == pytest.approx(paper_margin(on_par, "usps", "acc"))
+    assert -table.loc["a=b", "margin"] < table.loc["a=b", "low"]
+    assert table.loc["a=b", "high"] < table.loc["a=b", "margin"]
+    assert table.verdict.to_dict() == {"a>b": "fails", "a=b": "holds", "a>=b": "holds"}
+
+
+def test_the_margin_is_the_difference_the_papers_own_test_could_detect():
+    claim = Claim("a=b", "", "DKM^p", "DCN^p", "on par", ("usps",), "table1", ("acc",))
+    (_, std_p, n), (_, std_dcn, _) = (paper.reported("table1", model, "usps", "acc")
+                                     for model in ("DKM^p", "DCN^p"))
+    pooled = math.sqrt((std_p ** 2 + std_dcn ** 2) / 2)
+    expected = scipy.stats.t.ppf(0.975, 2 * n - 2) * pooled * math.sqrt(2 / n)
+    assert paper_margin(claim, "usps", "acc") == pytest.approx(expected)
+    assert paper_margin(claim, "usps-sharp", "acc") == paper_margin(claim, "usps", "acc")
+    # the paper's own test at that difference: p = 0.05 exactly
+    a, b = np.full(n, 70.0) + expected, np.full(n, 70.0)
+    a, b = a + std_p * _unit(n), b + std_dcn * _unit(n)
+    assert scipy.stats.ttest_ind(a, b).pvalue == pytest.approx(0.05)
+
+
+def _unit(n):
+    """n numbers of mean 0 and sample standard deviation 1."""
+    base = np.linspace(-1.0, 1.0, n)
+    return (base - base.mean()) / base.std(ddof=1)
+
+
+def test_a_margin_rule_of_ones_own_decides_the_claims_on_ones_own_data():
+    on_par = Claim("a=b", "", "DKM^p", "DCN^p", "on par", ("usps",), "table1", ("acc",))
+    records = _runs("usps", "dkm-p", [0.72, 0.73, 0.735], lam=1.0) + \
+        _runs("usps", "dcn-p", [0.70, 0.71, 0.716], lam=0.1)     # +2.0 ± 0.4
+    assert check_claims(records, [on_par]).verdict.tolist() == ["fails"]
+    wide = check_claims(records, [on_par], margin=lambda claim, dataset, metric: 5.0)
+    assert wide.verdict.tolist() == ["holds"] and wide.margin.tolist() == [5.0]
 
 
 def test_a_cell_the_paper_excepts_keeps_its_numbers_and_carries_no_verdict():
@@ -89,11 +125,11 @@ def test_a_cell_the_paper_excepts_keeps_its_numbers_and_carries_no_verdict():
     worse = _runs("usps", "dkm-p", [0.60, 0.61, 0.62], lam=1.0) + \
         _runs("usps", "dcn-p", [0.70, 0.72, 0.71], lam=0.1)
     table = check_claims(worse, [claim]).set_index("metric")
-    assert table.loc["acc", "verdict"] == "not reproduced"
+    assert table.loc["acc", "verdict"] == "fails"
     assert table.loc["nmi", "verdict"] == "excepted"
     assert table.loc["nmi", "ours"] == pytest.approx(table.loc["acc", "ours"] / 2)
     assert list(verdicts_given(table.reset_index()).metric) == ["acc"]
-    assert verdict_grid(table.reset_index()).loc["", "usps"] == "✗ ·"
+    assert verdict_grid(table.reset_index()).loc["DKM^p ≥ DCN^p", "usps"] == "✗ ·"
     # the paper's one exception: DKM^p against IDEC^p in NMI on MNIST, and only there
     excepted = {(c.key, dataset, metric) for c in CLAIMS for dataset, metric in c.exceptions}
     assert excepted == {("dkm-p>=idec-p", "mnist", "nmi")}
@@ -108,7 +144,7 @@ def test_the_claims_failing_between_given_methods():
                + _runs("usps", "ae-km", [0.50, 0.52, 0.51]))
     keys = ("dkm-p>dcn-p", "dkm-p>ae-km", "dcn-p=ae-km")
     checked = check_claims(records, [c for c in CLAIMS if c.key in keys], datasets=["usps"])
-    assert set(checked[checked.verdict == "not reproduced"].claim) == {"dkm-p>dcn-p", "dcn-p=ae-km"}
+    assert set(checked[checked.verdict == "fails"].claim) == {"dkm-p>dcn-p", "dcn-p=ae-km"}
     between = failing_between(checked, ["dkm-p", "dcn-p"])
     assert set(between.claim) == {"dkm-p>dcn-p"} and set(between.metric) == {"acc", "nmi"}
     assert failing_between(checked, ["dkm-p", "ae-km"]).empty  # DKM^p > AE-KM holds
@@ -126,7 +162,7 @@ def test_a_data_variant_is_tested_against_its_paper_datasets_claims():
         _runs("usps-sharp", "dcn-p", [0.70, 0.72, 0.71], lam=0.1)
     table = check_claims(records, [c for c in CLAIMS if c.key == "dkm-p>dcn-p"])
     sharp = table[table.dataset == "usps-sharp"]
-    assert len(sharp) == 2 and set(sharp.verdict) == {"reproduced"}
+    assert len(sharp) == 2 and set(sharp.verdict) == {"holds"}
     assert set(table.dataset) == {"mnist", "usps", "20news", "usps-sharp"}
 
 
@@ -144,9 +180,11 @@ def test_the_verdict_grid_puts_one_symbol_per_metric_in_each_claim_and_dataset()
     claims = [c for c in CLAIMS if c.key in ("dkm-p>dcn-p", "dkm-a-ce>ee")]
     grid = verdict_grid(check_claims(records, claims), ["usps", "mnist", "20news"])
     assert list(grid.columns) == ["usps", "mnist", "20news"]
-    assert grid.loc[claims[0].text, "usps"] == "✓ ✓"  # NMI is ACC / 2 here: same verdict
-    assert grid.loc[claims[0].text, "mnist"] == "– –"
-    assert grid.loc[claims[1].text, "usps"] == "" and grid.loc[claims[1].text, "20news"] == "–"
+    assert list(grid.index) == ["DKM^p > DCN^p", "DKM^a_ce > DKM^a_ee"]
+    assert grid.loc["DKM^p > DCN^p", "usps"] == "✓ ✓"  # NMI is ACC / 2 here: same verdict
+    assert grid.loc["DKM^p > DCN^p", "mnist"] == "– –"
+    assert grid.loc["DKM^a_ce > DKM^a_ee", "usps"] == ""
+    assert grid.loc["DKM^a_ce > DKM^a_ee", "20news"] == "–"
 
 
 def test_coverage_counts_each_seed_once():
@@ -244,7 +282,7 @@ def test_claims_table_has_a_row_per_claim_and_dataset_with_n_paper_ours_and_a_sy
     checked = pd.DataFrame([
         {"claim": "c", "text": "DKM^a beats DCN^np", "kind": "better", "dataset": "usps",
          "metric": "acc", "paper": 5.0, "ours": 2.0, "low": 1.0, "high": 3.0, "n": 4,
-         "verdict": "reproduced"},
+         "verdict": "holds"},
         {"claim": "c", "text": "DKM^a beats DCN^np", "kind": "better", "dataset": "usps",
          "metric": "nmi", "paper": -1.0, "ours": math.nan, "low": math.nan, "high": math.nan,
          "n": 0, "verdict": "not testable"},
@@ -252,13 +290,17 @@ def test_claims_table_has_a_row_per_claim_and_dataset_with_n_paper_ours_and_a_sy
          "metric": "acc", "paper": 1.0, "ours": 0.5, "low": math.nan, "high": math.nan, "n": 1,
          "verdict": "not testable"},
     ])
+    assert ("ACC", "δ") not in claims_table(checked).columns
+    checked["margin"] = [1.04, 2.0, 3.0]
     table = claims_table(checked, {"mnist": "MNIST", "usps": "USPS (sharp file)"})
+    assert list(table.columns[:5]) == [("", "n"), ("ACC", "paper"), ("ACC", "ours"), ("ACC", "δ"),
+                                       ("ACC", " ")]
     assert [dataset for _, dataset in table.index] == ["MNIST", "USPS\u00a0(sharp\u00a0file)"]
     assert "<sup>" in table.index[0][0] and "^" not in table.index[0][0]
     usps = table.loc[table.index[1]]
     assert usps[("", "n")] == 4
     assert (usps[("ACC", "paper")], usps[("ACC", "ours")]) == ("+5.0", "+2.0\u00a0±\u00a01.0")
-    assert usps[("ACC", " ")] == VERDICT_SYMBOLS["reproduced"]
+    assert (usps[("ACC", "δ")], usps[("ACC", " ")]) == ("1.0", VERDICT_SYMBOLS["holds"])
     assert (usps[("NMI", "ours")], usps[("NMI", " ")]) == ("–", VERDICT_SYMBOLS["not testable"])
     mnist = table.loc[table.index[0]]
     assert mnist[("ACC", "ours")] == "+0.5" and mnist[("NMI", "ours")] == ""
@@ -657,12 +699,10 @@ def test_a_verdict_the_unpaired_test_reverses_is_a_flip_and_is_marked():
                + _runs("usps", "dcn-p", shared, lam=0.1))
     checked = check_claims(records, [claim])
     row = checked.iloc[0]
-    assert row.verdict == "reproduced" and row.unpaired_verdict == "not reproduced"
+    assert row.verdict == "holds" and row.unpaired_verdict == "inconclusive"
     assert not row.size_inside  # the paper's +2.7 points lies far above our +1.0 ± 0.0
     assert list(flips(checked).index) == [0]
-    cell = magnitude_grid(checked).loc["DKM^p beats DCN^p", "usps"]
-    assert cell == f"+1.0 ({row.paper:+.1f}) {VERDICT_SYMBOLS['reproduced']} " \
-                   f"{SIZE_SYMBOLS[False]} {FLIP_SYMBOL}"
+    assert verdict_grid(checked).loc["DKM^p > DCN^p", "usps"] == f"✓{FLIP_SYMBOL}"
     # a no-break space between the marks: they stay on one line
     assert claims_table(checked).iloc[0][("ACC", " ")] == \
         f"✓\u00a0{SIZE_SYMBOLS[False]}\u00a0{FLIP_SYMBOL}"
@@ -679,7 +719,7 @@ def test_the_paper_s_effect_size_inside_our_interval_is_marked():
                + _runs("usps", "dcn-p", base, lam=0.1))
     checked = check_claims(records, [claim])
     assert checked.iloc[0].size_inside and flips(checked).empty
-    assert magnitude_grid(checked).iloc[0, 0].endswith(f"✓ {SIZE_SYMBOLS[True]}")
+    assert claims_table(checked).iloc[0][("ACC", " ")] == f"✓\u00a0{SIZE_SYMBOLS[True]}"
 
 
 def test_audits_keep_the_last_audit_of_each_record_on_each_cpu(tmp_path):
@@ -784,3 +824,30 @@ def test_a_line_counts_natively_or_in_the_modes_present_settings_only():
     earlier = {"ONEDNN_MAX_CPU_ISA": "AVX2", "XLA_FLAGS": "--xla_cpu_max_isa=AVX2",
                "OMP_NUM_THREADS": "1"}
     assert not in_present_settings({"mode": "reproducible", "environment": earlier})
+
+
+def test_cell_counts_count_each_cell_once_as_consistent_above_or_below():
+    from dkm.book.analysis import cell_counts
+
+    cells = pd.DataFrame([
+        ("table1", "USPS", "DKM^a", "ACC", 76.0, 75.5, "better"),
+        ("table2", "USPS", "DKM^a", "ACC", 76.0, 75.5, "better"),
+        ("cosine", "USPS", "DKM^a_ee", "ACC", 76.0, 75.5, "better"),   # the same cell again
+        ("table1", "USPS", "DKM^a", "NMI", 73.0, 73.0, "consistent"),
+        ("table1", "MNIST", "DKM^a", "ACC", 76.0, 75.5, "consistent"),
+        ("table1", "MNIST", "KM", "ACC", 60.0, 53.5, "better"),
+        ("table1", "MNIST", "DCN^p", "ACC", 70.0, 81.1, "worse"),
+        ("friendliness", "MNIST", "DCN^p + KM", "ACC", 70.0, 81.1, "worse"),  # another cell
+    ], columns=["table", "dataset", "model", "metric", "ours_mean", "paper_mean", "verdict"])
+    assert cell_counts(cells).to_dict() == {"consistent": 2, "above": 2, "below": 2}
+    assert cell_counts(cells.iloc[:0]).to_dict() == {"consistent": 0, "above": 0, "below": 0}
+
+
+def test_wall_hours_sum_each_datasets_records():
+    from dkm.book.analysis import wall_hours
+
+    records = _runs("usps", "km", [0.5, 0.5]) + _runs("mnist", "km", [0.5])
+    for record, seconds in zip(records, (1800.0, 5400.0, 720.0)):
+        record["wall_time_s"] = seconds
+    assert wall_hours(records).to_dict() == {"usps": 2.0, "mnist": 0.2}
+    assert wall_hours([]).empty

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from dkm.book.figures import panel_grid  # noqa: E402
+from dkm.book.tables import typeset  # noqa: E402
 
 
 @pytest.mark.parametrize("count, shape", [(1, (1, 1)), (2, (1, 2)), (3, (2, 2)), (4, (2, 2)),
@@ -51,3 +52,58 @@ def test_rerun_figure_draws_a_row_per_configuration_with_its_spread_and_each_rer
     dots = [c for c in ax.collections if len(c.get_offsets())]
     assert len(dots) == 4  # three reruns, one of them ringed: made with its record's own code
     plt.close(fig)
+
+
+def _cells(rows):
+    """Rows of dkm.book.tables.comparisons: (dataset, model, metric, ours, paper, verdict)."""
+    import pandas as pd
+
+    return pd.DataFrame([{"table": "table1", "dataset": d, "model": m, "metric": metric,
+                          "ours_mean": ours, "ours_std": 1.0, "paper_mean": theirs,
+                          "paper_std": 0.5, "verdict": verdict}
+                         for d, m, metric, ours, theirs, verdict in rows])
+
+
+CELLS = [("MNIST", "DKM^p", "ACC", 84.0, 84.0, "consistent"),
+         ("MNIST", "DCN^np", "ACC", 57.0, 35.0, "better"),
+         ("USPS", "DKM^p", "ACC", 70.0, 75.0, "worse"),
+         ("USPS", "DKM^p", "NMI", 70.0, 70.0, "consistent"),
+         ("USPS", "DKM^p", "NMI", 70.0, 70.0, "consistent"),   # the same cell in a second table
+         ("USPS", "DKM^p_ee", "NMI", 70.0, 70.0, "consistent")]   # ... and under another label
+
+
+def test_against_paper_draws_each_cell_once_coloured_by_its_standing_and_names_the_far_ones():
+    from matplotlib.colors import to_hex
+
+    from dkm.book.figures import STANDING_COLOURS, against_paper
+
+    fig = against_paper(_cells(CELLS))
+    acc, nmi = fig.axes[:2]
+    points = [line for line in acc.get_lines() if line.get_marker() in ("o", "s")]
+    assert len(points) == 3 and sum(len(line.get_xdata()) for line in points) == 3
+    assert {to_hex(line.get_color()) for line in points} == {
+        to_hex(STANDING_COLOURS[s]) for s in ("consistent", "above", "below")}
+    assert [text.get_text() for text in acc.texts] == [f"{typeset('DCN^np', 'latex')}, MNIST"]
+    assert sum(len(line.get_xdata()) for line in nmi.get_lines() if line.get_marker() == "s") == 1
+    legend = [text.get_text() for text in fig.legends[0].get_texts()]
+    assert legend[:2] == ["MNIST", "USPS"] and "ours, below the paper's" in legend
+    plt.close(fig)
+
+
+def test_against_paper_by_dataset_has_a_panel_per_metric_and_dataset_with_the_papers_figure():
+    from dkm.book.figures import against_paper, against_paper_by_dataset
+
+    fig = against_paper_by_dataset(_cells(CELLS[:-1]), title="Table 1")
+    axes = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in axes] == ["MNIST, ACC", "USPS, ACC", "MNIST, NMI", "USPS, NMI"]
+    mnist_acc = axes[0]
+    paper = [line for line in mnist_acc.get_lines() if line.get_marker() == "d"][0]
+    assert sorted(paper.get_xdata()) == [35.0, 84.0]
+    assert [tick.get_text() for tick in mnist_acc.get_yticklabels()] == [
+        typeset("DKM^p", "latex"), typeset("DCN^np", "latex")]
+    assert fig._suptitle.get_text() == "Table 1"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="no result cell"):
+        against_paper_by_dataset(_cells(CELLS).iloc[:0])
+    with pytest.raises(ValueError, match="no result cell"):
+        against_paper(_cells(CELLS).iloc[:0])

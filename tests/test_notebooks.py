@@ -69,7 +69,11 @@ def _draws(cell) -> bool:
     return cell.cell_type == "code" and "plt." in cell.source
 
 
-@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
+#: Every executed page: the chapters and the front page, which draws a figure too.
+PAGES = [*SOURCES, REPO_ROOT / "book" / "intro.md"]
+
+
+@pytest.mark.parametrize("source", PAGES, ids=lambda p: p.name)
 def test_a_chapter_that_draws_sets_the_inline_backend_before_its_first_figure(source):
     """Under MPLBACKEND=Agg (headless servers, CI images) a kernel would draw nothing."""
     cells = jupytext.read(source).cells

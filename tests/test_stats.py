@@ -10,8 +10,11 @@ import pytest
 from scipy import stats as scipy_stats
 
 from dkm.book.stats import (
+    CLAIM_KINDS,
     DEFAULT_GROUPS,
+    claim_verdict,
     compare_with_paper,
+    detectable_difference,
     p_value_within_rounding,
     significance_marks,
     student_pvalue,
@@ -241,3 +244,81 @@ def test_rounding_moves_the_mean_by_half_a_step_at_most() -> None:
     assert inside.verdict == "better" and p_value_within_rounding(inside) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="resolution"):
         p_value_within_rounding(far, resolution=0.0)
+
+
+def _interval(differences: np.ndarray) -> tuple[float, float]:
+    """The 95 % t interval of the mean of paired differences."""
+    interval = scipy_stats.ttest_1samp(differences, 0.0).confidence_interval(0.95)
+    return float(interval.low), float(interval.high)
+
+
+@pytest.mark.parametrize("centre, spread, verdict", [
+    (0.3, 0.5, "holds"),         # equivalent: the interval lies inside (−1, 1)
+    (4.0, 0.5, "fails"),         # not equivalent: wholly above the margin
+    (-4.0, 0.5, "fails"),        # ... or wholly below it
+    (0.0, 4.0, "inconclusive"),  # too wide to decide, though it holds 0
+    (1.2, 0.5, "inconclusive"),  # beyond the margin, but not wholly
+])
+def test_the_equivalence_test_on_constructed_differences(centre, spread, verdict) -> None:
+    differences = runs_with(centre, spread)
+    assert claim_verdict("on par", *_interval(differences), margin=1.0) == verdict
+
+
+def test_equivalence_is_two_one_sided_tests() -> None:
+    """The interval rule gives the verdicts of SciPy's one-sided t-tests at 2.5 %, each way."""
+    rng = np.random.default_rng(0)
+    margin, alpha, seen = 1.0, 0.025, set()
+    for _ in range(400):
+        differences = rng.normal(rng.uniform(-3, 3), rng.uniform(0.1, 3), size=10)
+
+        def rejects(bound: float, alternative: str) -> bool:
+            return scipy_stats.ttest_1samp(differences, bound, alternative=alternative).pvalue < alpha
+
+        low, high = _interval(differences)
+        equivalent = rejects(-margin, "greater") and rejects(margin, "less")
+        different = rejects(margin, "greater") or rejects(-margin, "less")
+        expected = "holds" if equivalent else "fails" if different else "inconclusive"
+        assert claim_verdict("on par", low, high, margin) == expected
+        seen.add(expected)
+        better = ("holds" if rejects(0.0, "greater") else "fails" if rejects(margin, "less")
+                  else "inconclusive")
+        assert claim_verdict("better", low, high, margin) == better
+        not_worse = ("holds" if rejects(-margin, "greater") else "fails"
+                     if rejects(-margin, "less") else "inconclusive")
+        assert claim_verdict("not worse", low, high, margin) == not_worse
+    assert seen == {"holds", "fails", "inconclusive"}
+
+
+@pytest.mark.parametrize("kind, low, high, verdict", [
+    ("better", 0.2, 3.0, "holds"), ("better", -0.5, 0.8, "fails"), ("better", -0.5, 3.0, "inconclusive"),
+    ("better", 0.2, 0.8, "holds"),            # shown above 0, if by less than the margin
+    ("not worse", -0.8, 0.5, "holds"), ("not worse", -3.0, -1.5, "fails"),
+    ("not worse", -3.0, 0.5, "inconclusive"),
+    ("on par", -1.0, 0.5, "inconclusive"),    # the margin's own bound is not inside
+])
+def test_each_kind_of_claim_reads_its_interval_against_the_margin(kind, low, high, verdict) -> None:
+    assert claim_verdict(kind, low, high, margin=1.0) == verdict
+
+
+def test_claim_verdict_refuses_what_it_cannot_decide() -> None:
+    assert CLAIM_KINDS == ("better", "on par", "not worse")
+    with pytest.raises(ValueError, match="unknown kind"):
+        claim_verdict("worse", 0.0, 1.0, margin=1.0)
+    with pytest.raises(ValueError, match="margin"):
+        claim_verdict("on par", 0.0, 1.0, margin=0.0)
+    with pytest.raises(ValueError, match="interval"):
+        claim_verdict("on par", math.nan, 1.0, margin=1.0)
+    with pytest.raises(ValueError, match="interval"):
+        claim_verdict("on par", 1.0, 0.0, margin=1.0)
+
+
+def test_the_detectable_difference_is_where_students_test_reaches_5_percent() -> None:
+    difference = detectable_difference(2.0, 1.0, 10)
+    a, b = runs_with(50.0 + difference, 2.0), runs_with(50.0, 1.0)
+    assert student_pvalue(a, b) == pytest.approx(0.05)
+    assert detectable_difference(2.0, 1.0, 10, alpha=0.01) > difference
+    assert detectable_difference(2.0, 1.0, 40) < difference
+    with pytest.raises(ValueError, match="at least 2"):
+        detectable_difference(1.0, 1.0, 1)
+    with pytest.raises(ValueError, match="finite"):
+        detectable_difference(-1.0, 1.0, 10)

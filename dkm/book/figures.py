@@ -1,9 +1,9 @@
 """Figures drawn from records: the ones the book shows, for a reader's own runs too.
 
-Each function takes records (or their :func:`dkm.protocol.results.records_to_dataframe`)
-and returns a :class:`matplotlib.figure.Figure`; it computes nothing that
-:mod:`dkm.book.analysis` or :mod:`dkm.book.tables` does not already, and shows nothing
-(call ``plt.show()`` or ``fig.savefig``).
+Each function takes records, or a frame made of them (:func:`dkm.protocol.results.records_to_dataframe`,
+:func:`dkm.book.tables.comparisons`), and returns a :class:`matplotlib.figure.Figure`; it
+computes nothing that :mod:`dkm.book.analysis` or :mod:`dkm.book.tables` does not already,
+and shows nothing (call ``plt.show()`` or ``fig.savefig``).
 """
 from __future__ import annotations
 
@@ -16,11 +16,20 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from dkm.book.analysis import paper_tradeoff, search_curves
+from dkm.book.analysis import STANDINGS, distinct_cells, paper_tradeoff, search_curves
+from dkm.book.tables import typeset
 from dkm.protocol import paper
 from dkm.protocol.experiments import TRADEOFF_GRID
 
-__all__ = ["panel_grid", "line_search_figure", "rerun_figure"]
+__all__ = ["panel_grid", "line_search_figure", "against_paper", "against_paper_by_dataset",
+           "rerun_figure", "STANDING_COLOURS"]
+
+#: The colour of a result cell by how it stands against the paper's figure
+#: (:data:`dkm.book.analysis.STANDINGS`): consistent with it, above it, below it.
+STANDING_COLOURS: Mapping[str, str] = {"consistent": "tab:blue", "above": "tab:green",
+                                       "below": "tab:red"}
+#: Markers of the datasets in :func:`against_paper`, in the order the cells name them.
+_MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
 def panel_grid(count: int, *, width: float, height: float, max_columns: int = 2,
@@ -91,7 +100,7 @@ def line_search_figure(frame: pd.DataFrame, records: Iterable[Mapping[str, Any]]
     max_columns : int
         Panels per row.
     """
-    from dkm.book.tables import selected_tradeoffs, typeset
+    from dkm.book.tables import selected_tradeoffs
 
     summary = search_curves(frame)
     chosen = selected_tradeoffs(records).set_index("method")["selected"]
@@ -176,4 +185,125 @@ def rerun_figure(moves: pd.DataFrame) -> Figure:
     ax.set_xlabel("rerun − record, test ACC (points)")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
+
+
+def _standing(cells: pd.DataFrame) -> pd.Series:
+    return cells["verdict"].map(STANDINGS)
+
+
+def _standing_legend(fig: Figure, extra: Mapping[str, Any] | None = None, **legend: Any) -> None:
+    """A figure legend of the standings' colours, after ``extra`` (label -> handle)."""
+    handles = dict(extra or {})
+    for standing, colour in STANDING_COLOURS.items():
+        handles[f"ours, {standing}" if standing == "consistent" else f"ours, {standing} the paper's"
+                ] = plt.Line2D([], [], color=colour, marker="o", ls="", ms=5)
+    fig.legend(handles.values(), handles.keys(), frameon=False, fontsize=9, **legend)
+
+
+def against_paper(cells: pd.DataFrame, metrics: tuple[str, ...] = ("ACC", "NMI"),
+                  label_beyond: float = 10.0) -> Figure:
+    """Our result cells against the paper's: one point per model, dataset and metric.
+
+    One panel per metric, the paper's mean on the horizontal axis and ours on the vertical,
+    each with ± one standard deviation (the paper's over its runs, ours over the seeds);
+    points on the diagonal agree. The colour says how ours stands against the paper's figure
+    (:data:`STANDING_COLOURS`, by Welch's test as the tables mark it), the marker which
+    dataset it is; a point further than ``label_beyond`` points from the diagonal is named.
+
+    Parameters
+    ----------
+    cells : pandas.DataFrame
+        Rows of :func:`dkm.book.tables.comparisons`; a cell several tables show is drawn
+        once (:func:`dkm.book.analysis.distinct_cells`).
+    metrics : tuple of str
+        The metrics to draw, one panel each, in the cells' spelling (``"ACC"``).
+    label_beyond : float
+        Points (percent) from the diagonal beyond which a cell's model is named.
+    """
+    if cells.empty:
+        raise ValueError("no result cell to draw")
+    cells = distinct_cells(cells)
+    datasets = list(dict.fromkeys(cells["dataset"]))
+    markers = dict(zip(datasets, _MARKERS))
+    fig, axes = panel_grid(len(metrics), width=4.2, height=4.2, max_columns=len(metrics),
+                           margins=(0.0, 0.8))
+    for ax, metric in zip(axes.flat, metrics):
+        part = cells[cells["metric"] == metric]
+        low = min(part["paper_mean"].min(), part["ours_mean"].min(), 100.0) - 5
+        ax.plot([low, 100], [low, 100], color="0.6", lw=1, ls="--", zorder=0)
+        for (dataset, standing), group in part.groupby([part["dataset"], _standing(part)],
+                                                       sort=False):
+            ax.errorbar(group["paper_mean"], group["ours_mean"], xerr=group["paper_std"],
+                        yerr=group["ours_std"].fillna(0), fmt=markers[dataset], ms=5, lw=0.8,
+                        capsize=1.5, color=STANDING_COLOURS[standing], alpha=0.85)
+        named: list[tuple[float, float]] = []
+        far = part[(part["ours_mean"] - part["paper_mean"]).abs() > label_beyond]
+        for row in far.sort_values("ours_mean", ascending=False).itertuples():
+            # a name one line lower for each named point close by, so that names do not overlap
+            below = sum(abs(row.paper_mean - x) < 10 and abs(row.ours_mean - y) < 5
+                        for x, y in named)
+            named.append((row.paper_mean, row.ours_mean))
+            ax.annotate(f"{typeset(row.model, 'latex')}, {row.dataset}",
+                        (row.paper_mean, row.ours_mean), xytext=(4, -9 - 10 * below),
+                        textcoords="offset points", fontsize=8)
+        ax.set(xlim=(low, 100), ylim=(low, 100), aspect="equal", title=f"test {metric} (%)",
+               xlabel="the paper's", ylabel="ours")
+        ax.grid(True, ls=":", color="0.85")
+    datasets_legend = {dataset: plt.Line2D([], [], color="0.3", marker=marker, ls="", ms=5)
+                       for dataset, marker in markers.items()}
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
+    _standing_legend(fig, datasets_legend, loc="lower center", ncol=4)
+    return fig
+
+
+def against_paper_by_dataset(cells: pd.DataFrame, title: str | None = None) -> Figure:
+    """Each dataset's models with ours and the paper's figure side by side, one panel per
+    metric and dataset.
+
+    In each panel a model's row holds our mean ± one standard deviation over the seeds (a
+    dot, coloured by how it stands against the paper's figure, :data:`STANDING_COLOURS`)
+    and, just above it, the paper's mean ± its standard deviation (a black diamond).
+
+    Parameters
+    ----------
+    cells : pandas.DataFrame
+        Rows of :func:`dkm.book.tables.comparisons`, of one table or several (a cell two
+        tables show is drawn once); the models keep their order of first appearance.
+    title : str, optional
+        The figure's title.
+    """
+    if cells.empty:
+        raise ValueError("no result cell to draw")
+    cells = cells.drop_duplicates(["dataset", "model", "metric"])
+    metrics = list(dict.fromkeys(cells["metric"]))
+    datasets = list(dict.fromkeys(cells["dataset"]))
+    models = list(dict.fromkeys(cells["model"]))
+    rows = {model: len(models) - 1 - i for i, model in enumerate(models)}
+    fig, axes = plt.subplots(len(metrics), len(datasets), squeeze=False, sharey=True,
+                             figsize=(2.5 * len(datasets) + 1.2,
+                                      (0.3 * len(models) + 0.9) * len(metrics) + 0.8))
+    for row_axes, metric in zip(axes, metrics):
+        for ax, dataset in zip(row_axes, datasets):
+            part = cells[(cells["metric"] == metric) & (cells["dataset"] == dataset)]
+            y = part["model"].map(rows).to_numpy(dtype=float)
+            ax.errorbar(part["paper_mean"], y + 0.18, xerr=part["paper_std"], fmt="d", ms=4,
+                        color="black", lw=0.8, capsize=1.5)
+            for standing, colour in STANDING_COLOURS.items():
+                mine = (_standing(part) == standing).to_numpy()
+                ax.errorbar(part["ours_mean"][mine], y[mine] - 0.18,
+                            xerr=part["ours_std"][mine].fillna(0), fmt="o", ms=4, lw=0.8,
+                            capsize=1.5, color=colour)
+            ax.set_title(f"{dataset}, {metric}", fontsize=10)
+            ax.set_xlabel("%", fontsize=9)
+            ax.tick_params(labelsize=9)
+            ax.grid(axis="x", ls=":", color="0.8")
+    for ax in axes[:, 0]:
+        ax.set_yticks(list(rows.values()), [typeset(model, "latex") for model in rows])
+        ax.set_ylim(-0.6, len(models) - 0.4)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    legend_room = 0.5 / fig.get_size_inches()[1]
+    fig.tight_layout(rect=(0, legend_room, 1, 1))
+    paper_handle = plt.Line2D([], [], color="black", marker="d", ls="", ms=5)
+    _standing_legend(fig, {"the paper's": paper_handle}, loc="lower center", ncol=4)
     return fig

@@ -68,15 +68,37 @@ variance can be estimated; the run is then treated as one draw from the
 paper's distribution: ``z = (x - paper_mean) / paper_std`` with a two-sided
 normal p value, i.e. "consistent" when ``|x - paper_mean| < 1.96 ·
 paper_std``.
+
+Comparative claims
+------------------
+A claim that one model is *better* than another, *on par* with it or *not worse* is decided by
+:func:`claim_verdict` from a confidence interval of the difference of their scores (first minus
+second; paired or not, the caller's choice) and an equivalence margin ``δ``, the smallest
+difference that counts:
+
+* *better*, a superiority test: holds when the interval lies above 0; fails when it lies below
+  ``δ`` (no advantage as large as the margin is left);
+* *on par*, an equivalence test (two one-sided tests, Schuirmann 1987): holds when the
+  interval lies inside ``(−δ, δ)``; fails when it lies wholly outside ``[−δ, δ]``;
+* *not worse*, a non-inferiority test: holds when the interval lies above ``−δ``; fails when
+  it lies below ``−δ``.
+
+Otherwise the verdict is *inconclusive*: the interval is too wide to decide. A two-sided
+interval at level ``1 − 2a`` lies above a bound exactly when the one-sided t-test at level
+``a`` rejects that bound, so each verdict is that of one-sided tests at ``a``; with the
+95 % interval, ``a`` is 2.5 %. :func:`detectable_difference` gives a margin from
+two samples' standard deviations: the smallest difference of their means that Student's
+t-test would call significant.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Collection, Hashable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -97,6 +119,10 @@ __all__ = [
     "Comparison",
     "compare_with_paper",
     "p_value_within_rounding",
+    "CLAIM_KINDS",
+    "CLAIM_VERDICTS",
+    "claim_verdict",
+    "detectable_difference",
 ]
 
 #: Significance level of every test (the paper's p > 0.05).
@@ -111,6 +137,11 @@ DEFAULT_GROUPS: Mapping[str, Set[str]] = MappingProxyType(
 )
 #: The possible verdicts of :func:`compare_with_paper`.
 VERDICTS = ("consistent", "better", "worse")
+#: What a comparative claim says of its first model against its second (:func:`claim_verdict`).
+CLAIM_KINDS = ("better", "on par", "not worse")
+ClaimKind = Literal["better", "on par", "not worse"]
+#: The verdicts of :func:`claim_verdict`.
+CLAIM_VERDICTS = ("holds", "fails", "inconclusive")
 
 Key = TypeVar("Key", bound=Hashable)
 
@@ -434,3 +465,77 @@ def p_value_within_rounding(comparison: Comparison, resolution: float = 0.1) -> 
     spreads = np.linspace(max(comparison.paper_std - half, 0.0), comparison.paper_std + half, 21)
     return max(_paper_test(comparison.mean, comparison.std, comparison.n, nearest_mean,
                            float(spread), comparison.paper_n)[1] for spread in spreads)
+
+
+def claim_verdict(kind: ClaimKind, low: float, high: float, margin: float) -> str:
+    """A comparative claim decided by a confidence interval of the difference and a margin.
+
+    Parameters
+    ----------
+    kind : {"better", "on par", "not worse"}
+        What the claim says of the first model against the second.
+    low, high : float
+        Confidence interval of the difference, first minus second.
+    margin : float
+        The equivalence margin ``δ`` (> 0), in the units of the difference.
+
+    Returns
+    -------
+    {"holds", "fails", "inconclusive"}
+        See the module's *Comparative claims*: superiority, equivalence and
+        non-inferiority tests on the interval.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``kind``, a margin that is not a finite number > 0, or an
+        interval that is not finite with ``low <= high``.
+
+    Examples
+    --------
+    >>> claim_verdict("on par", -0.5, 0.8, margin=1.0)
+    'holds'
+    >>> claim_verdict("on par", -4.7, 3.1, margin=1.0)
+    'inconclusive'
+    >>> claim_verdict("better", -1.5, 0.5, margin=1.0)
+    'fails'
+    """
+    if kind not in CLAIM_KINDS:
+        raise ValueError(f"unknown kind of claim {kind!r}; expected one of {CLAIM_KINDS}")
+    if not math.isfinite(margin) or margin <= 0:
+        raise ValueError(f"the margin must be a finite number > 0, got {margin}")
+    if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+        raise ValueError(f"the interval must be finite with low <= high, got [{low}, {high}]")
+    if kind == "better":
+        holds, fails = low > 0, high < margin
+    elif kind == "on par":
+        holds, fails = -margin < low and high < margin, low > margin or high < -margin
+    else:
+        holds, fails = low > -margin, high < -margin
+    return "holds" if holds else "fails" if fails else "inconclusive"
+
+
+def detectable_difference(std_a: float, std_b: float, n: int, *, alpha: float = ALPHA) -> float:
+    """The smallest difference of two means that Student's two-sample t-test calls significant.
+
+    For two samples of ``n`` runs each with standard deviations ``std_a`` and ``std_b``,
+    the test at level ``alpha`` (two-sided) rejects equal means exactly when the means
+    differ by more than ``t(1 − alpha/2, 2n − 2) · s · sqrt(2/n)``, with ``s`` the pooled
+    standard deviation ``sqrt((std_a² + std_b²) / 2)``.
+
+    Raises
+    ------
+    ValueError
+        If a standard deviation is negative or not finite, or ``n < 2``.
+
+    Examples
+    --------
+    >>> round(detectable_difference(1.0, 1.0, 10), 2)
+    0.94
+    """
+    if not (np.isfinite([std_a, std_b]).all() and min(std_a, std_b) >= 0):
+        raise ValueError(f"standard deviations must be finite and >= 0, got {std_a}, {std_b}")
+    if n < 2:
+        raise ValueError(f"n must be at least 2, got {n}")
+    pooled = math.sqrt((std_a ** 2 + std_b ** 2) / 2)
+    return float(_scipy_stats.t.ppf(1 - alpha / 2, 2 * n - 2) * pooled * math.sqrt(2 / n))

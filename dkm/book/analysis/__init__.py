@@ -7,13 +7,15 @@ the kind of comparison. :func:`check_claims` confronts it with the records: for
 every dataset and metric, the difference of the two models' scores on the same
 seeds (same initial network, minibatches and pretraining, so the pair
 removes what the seeds share), its mean and t interval, the difference of the
-paper's published means, and a verdict:
+paper's published means, an equivalence margin (:func:`paper_margin`: the
+smallest difference the paper's own test could detect, from the spread it
+reports), and a verdict:
 
-``reproduced``
-    a "better" claim whose interval lies above 0; an "on par" claim whose
-    interval contains 0; a "not worse" claim whose interval reaches above 0.
-``not reproduced``
-    otherwise, with at least :data:`MIN_PAIRS` seed pairs.
+``holds``, ``fails``, ``inconclusive``
+    by :func:`dkm.book.stats.claim_verdict` on the paired interval and the
+    margin: a "better" claim by a superiority test, "on par" by an
+    equivalence test (two one-sided tests), "not worse" by a non-inferiority
+    test; an interval too wide to decide is inconclusive.
 ``not testable``
     the dataset is not in the records (RCV1), or fewer seed pairs than
     :data:`MIN_PAIRS`.
@@ -21,7 +23,7 @@ paper's published means, and a verdict:
     a cell the paper itself leaves out of the claim (DKM^p against IDEC^p
     in NMI on MNIST); its numbers are still given.
 
-:func:`verdicts_given` keeps the verdicts of the first two kinds;
+:func:`verdicts_given` keeps the verdicts of the first three kinds;
 :func:`failing_between` the claims that fail between two given methods
 (:func:`claim_methods` names a claim's two).
 
@@ -39,8 +41,10 @@ The same records answer the book's other questions, one private module each:
 :func:`chosen_against_paper` and
 :func:`paper_tradeoff` read a line search; :func:`coverage` counts the seeds
 each dataset and method has run (:func:`missing_seeds`, :func:`missing_search_seeds` those
-still missing), and :func:`progress` a dataset's runs against
-the protocol's; :func:`on_paper_dataset` and :func:`variant_effect` show a data
+still missing), :func:`progress` a dataset's runs against
+the protocol's and :func:`wall_hours` the hours they took; :func:`cell_counts` counts the
+result cells (:func:`distinct_cells`) consistent with the paper's figures, above and below them
+(:data:`STANDINGS`); :func:`on_paper_dataset` and :func:`variant_effect` show a data
 variant's runs and what the variant changes, :func:`precision_effect` what the products'
 precision changes (:func:`seed_differences` seed by seed); :func:`side_by_side`
 summarises two programs or settings timed in processes that take turns; :func:`check_runs`,
@@ -74,21 +78,27 @@ from dkm.book.analysis._claims import (
     CLAIMS,
     COLUMNS,
     FLIP_SYMBOL,
+    KIND_SYMBOLS,
     MIN_PAIRS,
     SIZE_SYMBOLS,
+    TESTED,
     VERDICT_SYMBOLS,
     VERDICTS,
     Claim,
+    MarginRule,
     check_claims,
     claim_methods,
     claims_table,
     failing_between,
     flips,
-    magnitude_grid,
+    paper_margin,
     verdict_grid,
     verdicts_given,
 )
-from dkm.book.analysis._coverage import coverage, missing_search_seeds, missing_seeds, progress
+from dkm.book.analysis._cells import STANDINGS, cell_counts, distinct_cells
+from dkm.book.analysis._coverage import (
+    coverage, missing_search_seeds, missing_seeds, progress, wall_hours,
+)
 from dkm.book.analysis._line_search import (
     SEARCH_SUMMARY_COLUMNS,
     chosen_against_paper,
@@ -118,11 +128,13 @@ from dkm.book.analysis._standin import (
 )
 from dkm.book.analysis._variants import on_paper_dataset, variant_effect
 
-__all__ = ["Claim", "CLAIMS", "VERDICTS", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
+__all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
+           "MarginRule", "paper_margin",
            "paired_difference", "unpaired_difference", "signed", "COLUMNS", "SIZE_SYMBOLS",
-           "FLIP_SYMBOL", "flips", "magnitude_grid",
+           "FLIP_SYMBOL", "flips", "KIND_SYMBOLS",
            "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
-           "coverage", "missing_seeds", "missing_search_seeds",
+           "coverage", "missing_seeds", "missing_search_seeds", "wall_hours", "cell_counts",
+           "distinct_cells", "STANDINGS",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "isa_probe_table", "repeated_runs", "reruns", "kept_reruns", "audited_reruns", "audits",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",

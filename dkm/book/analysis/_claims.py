@@ -2,23 +2,26 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 
 from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
+from dkm.book.stats import ClaimKind, claim_verdict, detectable_difference
 from dkm.book.tables import one_line, typeset
 from dkm.data import paper_dataset
 from dkm.protocol import paper
 from dkm.protocol.results import records_to_dataframe
 
-#: Verdicts of a claim on one dataset and metric.
-VERDICTS = ("reproduced", "not reproduced", "not testable", "excepted")
+#: Verdicts of a claim on one dataset and metric: the three of
+#: :func:`dkm.book.stats.claim_verdict`, then the cells without one.
+VERDICTS = ("holds", "fails", "inconclusive", "not testable", "excepted")
+#: The verdicts decided by a test (:func:`verdicts_given`).
+TESTED = VERDICTS[:3]
 #: Fewest same-seed pairs for an interval (and a verdict).
 MIN_PAIRS = 3
-ClaimKind = Literal["better", "on par", "not worse"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,14 @@ class Claim:
     metrics: tuple[str, ...] = ("acc", "nmi")
     exceptions: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def label(self) -> str:
+        """The claim in symbols (:data:`KIND_SYMBOLS`): ``"DKM^a > DCN^np"``."""
+        return f"{self.first} {KIND_SYMBOLS[self.kind]} {self.second}"
+
+
+#: The symbols of the kinds of claim in :attr:`Claim.label`.
+KIND_SYMBOLS = {"better": ">", "on par": "≈", "not worse": "≥"}
 
 _ALL = ("mnist", "usps", "20news", "rcv1")
 _NOT_RCV1 = ("mnist", "usps", "20news")
@@ -98,13 +109,44 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
-def _verdict(kind: ClaimKind, low: float, high: float, n: int, excepted: bool) -> str:
+def paper_margin(claim: Claim, dataset: str, metric: str) -> float:
+    """The equivalence margin of ``claim`` on a dataset and metric, from the paper's own spread.
+
+    The smallest difference of the two models' means that the paper's own test, Student's
+    two-sample t-test at 5 % on its runs of each, could call significant given the standard
+    deviations it reports for them (:func:`dkm.book.stats.detectable_difference`): a
+    difference below it is one the paper's test would itself have found "on par". The margin
+    grows with the two models' seed-to-seed spread on that dataset and metric.
+
+    Parameters
+    ----------
+    claim : Claim
+    dataset : str
+        Dataset id; a variant (``"usps-sharp"``) takes its paper dataset's margin.
+    metric : {"acc", "nmi", "ari"}
+
+    Returns
+    -------
+    float
+        The margin, in points.
+    """
+    (_, std_a, n_a), (_, std_b, n_b) = (paper.reported(claim.table, model, paper_dataset(dataset),
+                                                       metric)
+                                        for model in (claim.first, claim.second))
+    return detectable_difference(std_a, std_b, min(n_a, n_b))
+
+
+#: How :func:`check_claims` sets a claim's margin: ``margin(claim, dataset, metric)`` in points.
+MarginRule = Callable[[Claim, str, str], float]
+
+
+def _verdict(kind: ClaimKind, low: float, high: float, n: int, margin: float,
+             excepted: bool) -> str:
     if excepted:
         return "excepted"
     if n < MIN_PAIRS or math.isnan(low):
         return "not testable"
-    holds = {"better": low > 0, "on par": low <= 0 <= high, "not worse": high >= 0}[kind]
-    return "reproduced" if holds else "not reproduced"
+    return claim_verdict(kind, low, high, margin)
 
 
 def check_claims(
@@ -112,6 +154,7 @@ def check_claims(
     claims: Sequence[Claim] = CLAIMS,
     datasets: Sequence[str] | None = None,
     confidence: float = 0.95,
+    margin: MarginRule = paper_margin,
 ) -> pd.DataFrame:
     """Every claim on every dataset and metric it covers, against the records.
 
@@ -125,15 +168,24 @@ def check_claims(
         Dataset ids to report; by default the claims' datasets and every
         variant of them found in the records.
     confidence : float
-        Level of the paired t interval.
+        Level of the paired t interval; each one-sided test of the verdict is at
+        ``(1 − confidence) / 2``.
+    margin : callable
+        ``margin(claim, dataset, metric)``: the equivalence margin in points
+        (default :func:`paper_margin`, from the paper's reported spread).
 
     Returns
     -------
     pandas.DataFrame
         One row per (claim, dataset, metric): ``claim`` (key), ``text``,
-        ``kind``, ``dataset``, ``metric``, ``paper`` (the difference of the
+        ``label`` (:attr:`Claim.label`), ``kind``, ``dataset``, ``metric``, ``paper`` (the difference of the
         paper's means, points), ``ours``, ``low``, ``high`` (same-seed mean
-        difference and interval, points), ``n`` (seed pairs) and ``verdict``.
+        difference and interval, points), ``n`` (seed pairs), ``margin``
+        (points), ``verdict`` (:data:`VERDICTS`; the three tested ones by
+        :func:`dkm.book.stats.claim_verdict`), ``size_inside`` (whether the
+        paper's difference lies in our interval), and the same test on Student's
+        unpaired interval, the paper's own: ``unpaired_low``, ``unpaired_high``
+        and ``unpaired_verdict``.
     """
     records = list(records)
     frame = records_to_dataframe(records) if records else pd.DataFrame(
@@ -157,31 +209,33 @@ def check_claims(
                 mean, low, high, n = paired_difference(first, second, confidence)
                 _, u_low, u_high, u_n = unpaired_difference(first, second, confidence)
                 excepted = (paper_dataset(dataset), metric) in claim.exceptions
-                rows.append({"claim": claim.key, "text": claim.text, "kind": claim.kind,
+                delta = margin(claim, dataset, metric)
+                rows.append({"claim": claim.key, "text": claim.text, "label": claim.label,
+                             "kind": claim.kind,
                              "dataset": dataset, "metric": metric, "paper": round(published, 1),
-                             "ours": mean, "low": low, "high": high, "n": n,
-                             "verdict": _verdict(claim.kind, low, high, n, excepted),
+                             "ours": mean, "low": low, "high": high, "n": n, "margin": delta,
+                             "verdict": _verdict(claim.kind, low, high, n, delta, excepted),
                              "size_inside": bool(low <= published <= high),
                              "unpaired_low": u_low, "unpaired_high": u_high,
                              "unpaired_verdict": _verdict(claim.kind, u_low, u_high, min(n, u_n),
-                                                          excepted)})
+                                                          delta, excepted)})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 #: The columns of :func:`check_claims`.
-COLUMNS = ["claim", "text", "kind", "dataset", "metric", "paper", "ours", "low", "high", "n",
-           "verdict", "size_inside", "unpaired_low", "unpaired_high", "unpaired_verdict"]
+COLUMNS = ["claim", "text", "label", "kind", "dataset", "metric", "paper", "ours", "low", "high", "n",
+           "margin", "verdict", "size_inside", "unpaired_low", "unpaired_high", "unpaired_verdict"]
 
 
 #: Symbols of the verdicts in :func:`verdict_grid`.
-VERDICT_SYMBOLS = {"reproduced": "✓", "not reproduced": "✗", "not testable": "–",
+VERDICT_SYMBOLS = {"holds": "✓", "fails": "✗", "inconclusive": "?", "not testable": "–",
                    "excepted": "·"}
 
 
 def verdicts_given(checked: pd.DataFrame) -> pd.DataFrame:
-    """The rows of :func:`check_claims` that carry a verdict on the claim: reproduced or not
+    """The rows of :func:`check_claims` that a test decided: holds, fails or inconclusive
     (neither not testable nor excepted by the paper)."""
-    return checked[checked["verdict"].isin(["reproduced", "not reproduced"])]
+    return checked[checked["verdict"].isin(TESTED)]
 
 
 def claim_methods(key: str, claims: Sequence[Claim] = CLAIMS) -> tuple[str, str]:
@@ -195,65 +249,45 @@ def claim_methods(key: str, claims: Sequence[Claim] = CLAIMS) -> tuple[str, str]
 
 def failing_between(checked: pd.DataFrame, methods: Iterable[str],
                     claims: Sequence[Claim] = CLAIMS) -> pd.DataFrame:
-    """The rows of :func:`check_claims` not reproduced whose two models are both among
+    """The rows of :func:`check_claims` that fail whose two models are both among
     ``methods`` (method ids), e.g. models whose own scores match the paper's figures."""
     methods = set(methods)
     inside = checked["claim"].map(lambda key: set(claim_methods(key, claims)) <= methods)
-    return checked[(checked["verdict"] == "not reproduced") & inside.astype(bool)]
+    return checked[(checked["verdict"] == "fails") & inside.astype(bool)]
 
 
 def verdict_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = None) -> pd.DataFrame:
     """The verdicts of :func:`check_claims` at a glance: claims × datasets.
 
-    Each cell holds one symbol per metric of the claim, in the claim's order
-    (:data:`VERDICT_SYMBOLS`), e.g. ``"✓ ✗"`` for ACC reproduced and NMI
-    not; empty where the paper does not make the claim for the dataset.
+    Rows are the claims' labels (:attr:`Claim.label`), columns the datasets. Each cell
+    holds one symbol per metric of the claim, in the claim's order
+    (:data:`VERDICT_SYMBOLS`), each followed by :data:`FLIP_SYMBOL` where the paper's
+    unpaired test gives another verdict: ``"✓ ✗‡"`` for a claim that holds in ACC and fails
+    in NMI, a verdict the unpaired test would change. A cell is empty where the paper does
+    not make the claim for the dataset.
     """
     order = list(dataset_order or dict.fromkeys(checked["dataset"]))
+    flipped = set(flips(checked).index)
     cells: dict[str, dict[str, str]] = {}
-    for (text, dataset), rows in checked.groupby(["text", "dataset"], sort=False):
-        cells.setdefault(text, {})[dataset] = " ".join(VERDICT_SYMBOLS[v] for v in rows["verdict"])
+    for (label, dataset), rows in checked.groupby(["label", "dataset"], sort=False):
+        cells.setdefault(label, {})[dataset] = " ".join(
+            VERDICT_SYMBOLS[verdict] + (FLIP_SYMBOL if index in flipped else "")
+            for index, verdict in rows["verdict"].items())
     grid = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=order)
     return grid.fillna("")
 
 
-#: Marks of :func:`magnitude_grid`: the paper's effect size inside our interval or not, and a
-#: verdict that the paper's unpaired test would turn.
+#: Marks of :func:`claims_table`: the paper's effect size inside our interval or not, and a
+#: verdict that the paper's unpaired test would change.
 SIZE_SYMBOLS = {True: "●", False: "○"}
 FLIP_SYMBOL = "‡"
 
 
 def flips(checked: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`check_claims` whose verdict the paper's unpaired Student's t-test
-    would change (both tests giving a verdict on the claim)."""
-    given = checked["verdict"].isin(["reproduced", "not reproduced"])
+    would change (both tests deciding the claim)."""
+    given = checked["verdict"].isin(TESTED) & checked["unpaired_verdict"].isin(TESTED)
     return checked[given & (checked["verdict"] != checked["unpaired_verdict"])]
-
-
-def magnitude_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = None,
-                   separator: str = "<br>") -> pd.DataFrame:
-    """The claims × datasets grid with magnitudes and two marks per metric.
-
-    Each metric of a cell (ACC, then NMI) reads ``"+8.6 (+39.1) ✓ ○"``: our same-seed mean difference, the
-    paper's difference in parentheses, the verdict on the direction
-    (:data:`VERDICT_SYMBOLS`), and whether the paper's difference lies inside our interval
-    (:data:`SIZE_SYMBOLS`), followed by :data:`FLIP_SYMBOL` where the paper's unpaired test
-    gives the other verdict. Metrics are joined by ``separator``; cells are empty where the
-    paper does not make the claim for the dataset.
-    """
-    order = list(dataset_order or dict.fromkeys(checked["dataset"]))
-    flipped = set(flips(checked).index)
-    cells: dict[str, dict[str, str]] = {}
-    for (text, dataset), rows in checked.groupby(["text", "dataset"], sort=False):
-        parts = []
-        for index, row in rows.iterrows():
-            ours = "–" if row["n"] == 0 else signed(row["ours"])
-            size = SIZE_SYMBOLS[bool(row["size_inside"])] if row["n"] >= MIN_PAIRS else ""
-            parts.append(f"{ours} ({signed(row['paper'])}) {VERDICT_SYMBOLS[row['verdict']]} {size}"
-                         + (f" {FLIP_SYMBOL}" if index in flipped else "").rstrip())
-        cells.setdefault(text, {})[dataset] = separator.join(p.strip() for p in parts)
-    grid = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=order)
-    return grid.fillna("")
 
 
 def _difference_text(ours: float, low: float, high: float, n: int) -> str:
@@ -285,11 +319,12 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
         no-break spaces so that it stays on one line); columns
         ``("", "n")`` (most seed pairs of the row) and, per metric,
         ``(METRIC, "paper")`` (the paper's difference), ``(METRIC, "ours")``
-        (mean ± half-width of the interval) and ``(METRIC, " ")`` (the
+        (mean ± half-width of the interval), where ``checked`` has them
+        ``(METRIC, "δ")`` (the margin) and ``(METRIC, " ")`` (the
         verdict's symbol, :data:`VERDICT_SYMBOLS`, then, where ``checked`` has
         them, whether the paper's difference lies in our interval,
         :data:`SIZE_SYMBOLS`, and :data:`FLIP_SYMBOL` where the paper's unpaired
-        test reverses the verdict; the marks joined by no-break spaces). Cells of
+        test changes the verdict; the marks joined by no-break spaces). Cells of
         a metric the claim does not cover are empty.
     """
     names = dict(names or {})
@@ -308,6 +343,8 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
                 metric = cell.metric.upper()
                 row[(metric, "paper")] = signed(cell.paper)
                 row[(metric, "ours")] = _difference_text(cell.ours, cell.low, cell.high, cell.n)
+                if "margin" in checked:
+                    row[(metric, "δ")] = f"{cell.margin:.1f}"
                 row[(metric, " ")] = one_line(" ".join(
                     [VERDICT_SYMBOLS[cell.verdict]]
                     + ([SIZE_SYMBOLS[bool(cell.size_inside)]]

@@ -1,5 +1,5 @@
 """How far a store has come: the seeds each dataset and method has a scored record for (at
-every value of a line search's grid, for a search)."""
+every value of a line search's grid, for a search), and the hours its runs took."""
 from __future__ import annotations
 
 import math
@@ -87,3 +87,21 @@ def _scored_seeds(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str],
         if r.get("metrics"):
             seen.setdefault((r["dataset"], r["method"]), set()).add(r["seed"])
     return seen
+
+
+def wall_hours(records: Iterable[Mapping[str, Any]]) -> pd.Series:
+    """The hours of wall time the records' runs took, by dataset.
+
+    A record's ``wall_time_s`` is its own share of a run that trained several seeds together,
+    so the sum counts each hour once.
+
+    Returns
+    -------
+    pandas.Series
+        Hours, indexed by dataset id in the order the records first name them; empty
+        without records.
+    """
+    seconds: dict[str, float] = {}
+    for record in records:
+        seconds[record["dataset"]] = seconds.get(record["dataset"], 0.0) + record["wall_time_s"]
+    return pd.Series(seconds, dtype=float).rename("hours") / 3600
