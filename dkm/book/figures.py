@@ -185,6 +185,7 @@ def rerun_figure(moves: pd.DataFrame) -> Figure:
     ax.set_xlabel("rerun − record, test ACC (points)")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
+    return fig
 
 
 def _standing(cells: pd.DataFrame) -> pd.Series:

@@ -236,8 +236,12 @@ def _run_checkpoints(checkpoint_dir, hashes: Sequence[str]):
 
 
 def _shared_pretraining(dataset, seeds, config, loop, cache_dir):
+    """The seeds' pretraining, cached in ``cache_dir``; the reproducible arithmetic's in a
+    folder of its own there (a pretraining in the other arithmetic is another run's)."""
     from dkm.methods.pretraining import load_or_pretrain
 
+    if current_arithmetic() != "native":  # the native arithmetic's caches are the older ones
+        cache_dir = Path(cache_dir) / current_arithmetic()
     architecture = loop.architecture(dataset.n_features, dataset.n_clusters)
     return load_or_pretrain(dataset.X, architecture, list(seeds), config.pretrain_epochs, loop,
                             cache_dir=cache_dir)
