@@ -240,7 +240,7 @@ def _shared_pretraining(dataset, seeds, config, loop, cache_dir):
     folder of its own there (a pretraining in the other arithmetic is another run's)."""
     from dkm.methods.pretraining import load_or_pretrain
 
-    if current_arithmetic() != "native":  # the native arithmetic's caches are the older ones
+    if cache_dir is not None and current_arithmetic() != "native":  # native: the older caches
         cache_dir = Path(cache_dir) / current_arithmetic()
     architecture = loop.architecture(dataset.n_features, dataset.n_clusters)
     return load_or_pretrain(dataset.X, architecture, list(seeds), config.pretrain_epochs, loop,
