@@ -34,12 +34,18 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from typing import Literal
 
 from dkm.compilation import use_compilation_cache
 from dkm.kernel_settings import cpuinfo_fields
 
-__all__ = ["REPRODUCIBLE_ISA", "REPRODUCIBLE_XLA_FLAGS", "reproducible_environment",
-           "use_reproducible_arithmetic", "is_reproducible"]
+__all__ = ["ARITHMETICS", "Arithmetic", "REPRODUCIBLE_ISA", "REPRODUCIBLE_XLA_FLAGS",
+           "reproducible_environment", "use_reproducible_arithmetic", "is_reproducible",
+           "current_arithmetic"]
+
+#: The two arithmetics a run may be made in: the CPU's own kernels, or the reproducible ones.
+Arithmetic = Literal["native", "reproducible"]
+ARITHMETICS: tuple[Arithmetic, ...] = ("native", "reproducible")
 
 #: The instruction set every kernel is capped at.
 REPRODUCIBLE_ISA = "AVX2"
@@ -73,6 +79,17 @@ def is_reproducible(environment: Mapping[str, str]) -> bool:
             and environment.get("ONEDNN_MAX_CPU_ISA") == REPRODUCIBLE_ISA
             and all(flag in xla_flags for flag in REPRODUCIBLE_XLA_FLAGS)
             and environment.get("OMP_NUM_THREADS") == "1")
+
+
+def current_arithmetic(environ: Mapping[str, str] = os.environ) -> Arithmetic:
+    """The arithmetic this process runs in (or ``environ`` describes): ``"reproducible"`` when
+    its environment is :func:`reproducible_environment`'s, ``"native"`` otherwise.
+
+    A run's arithmetic is part of what the run is: its record names it
+    (:func:`dkm.protocol.experiments.run_params`), so that the same configuration
+    and seed in the two arithmetics are two runs with two configuration hashes.
+    """
+    return "reproducible" if is_reproducible(environ) else "native"
 
 
 def use_reproducible_arithmetic(cpuinfo: str | None = None) -> None:

@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from dkm.arithmetic import use_reproducible_arithmetic
+from dkm.arithmetic import (current_arithmetic, reproducible_environment,
+                            use_reproducible_arithmetic)
 from dkm.book import ablations  # noqa: F401  (registers the studies' methods: the authors' DCN)
 from dkm.protocol import paper, registry
 
@@ -46,12 +47,32 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _add_reproducible_option(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--reproducible", action="store_true",
-                         help="turn TensorFlow's oneDNN kernels off, cap XLA's at AVX2 "
-                              "without its platform-dependent math and OpenMP at one thread, "
-                              "so that CPUs of other instruction sets run the same kernels "
-                              "(dkm.arithmetic); recorded in the records' provenance")
+def _add_arithmetic_options(command: argparse.ArgumentParser, default: str) -> None:
+    """``--reproducible`` and ``--native``: the arithmetic of the runs (dkm.arithmetic)."""
+    arithmetic = command.add_mutually_exclusive_group()
+    arithmetic.add_argument("--reproducible", dest="arithmetic", action="store_const",
+                            const="reproducible",
+                            help="run in the reproducible arithmetic: TensorFlow's oneDNN "
+                                 "kernels off, XLA's capped at AVX2 without its "
+                                 "platform-dependent math, OpenMP on one thread, so that CPUs of "
+                                 "other instruction sets give the same bits (dkm.arithmetic); "
+                                 + default)
+    arithmetic.add_argument("--native", dest="arithmetic", action="store_const", const="native",
+                            help="run in the CPU's own kernels instead (faster; another CPU may "
+                                 "give other numbers); the records say which arithmetic made them")
+
+
+def _use_arithmetic(arithmetic: str) -> None:
+    """Make this process run in ``arithmetic`` (before TensorFlow starts)."""
+    if arithmetic == "reproducible":
+        try:
+            use_reproducible_arithmetic()
+        except RuntimeError as error:
+            raise CommandError(str(error)) from None
+    elif current_arithmetic() != "native":
+        raise CommandError(f"--native: this process's environment sets the reproducible "
+                           f"arithmetic's variables ({', '.join(reproducible_environment())}); "
+                           "unset them or leave --native out")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -109,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "are faster only where the hardware multiplies bfloat16 natively "
                           "(CPUs with avx512_bf16 or AMX)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
-    _add_reproducible_option(run)
+    _add_arithmetic_options(run, "the default")
     run.add_argument("--verbose", action="store_true",
                      help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
 
@@ -143,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the folder of the studies' stores (e.g. results/ablations); the "
                              "pretraining cache is the protocol's, beside it")
     ablate.add_argument("--quiet", action="store_true", help="no progress output")
-    _add_reproducible_option(ablate)
+    _add_arithmetic_options(ablate, "the default")
     ablate.add_argument("--verbose", action="store_true",
                         help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
 
@@ -179,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="the folder of the snapshots (e.g. results/snapshots)")
     snapshot.add_argument("--verbose", action="store_true",
                           help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
-    _add_reproducible_option(snapshot)
+    _add_arithmetic_options(snapshot, "the default")
 
     pending = commands.add_parser(
         "pending", help="list the runs a results folder lacks, and the commands that add them",
@@ -220,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--data-home", default=None, help="directory of the named datasets")
     audit.add_argument("--verbose", action="store_true",
                        help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
-    _add_reproducible_option(audit)
+    _add_arithmetic_options(audit, "by default the audited records' own arithmetic")
 
     report = commands.add_parser(
         "report", help="render the paper's tables from a results store",
@@ -263,10 +284,10 @@ def _command_run(args: argparse.Namespace) -> int:
     if unknown:
         raise CommandError(f"unknown method {unknown[0]!r}; choose among "
                            f"{', '.join(registry.available_methods())}")
-    if args.precision != "float32" and args.reproducible:
-        raise CommandError(f"--precision {args.precision} needs the instructions that "
-                           "--reproducible caps away (AVX2 has no bfloat16 products); "
-                           "choose one of the two")
+    if args.precision != "float32" and args.arithmetic != "native":
+        raise CommandError(f"--precision {args.precision} needs the instructions that the "
+                           "reproducible arithmetic caps away (AVX2 has no bfloat16 products); "
+                           "add --native")
     datasets = [load(name, args.data_home, n_clusters=args.n_clusters,
                      label_column=args.label_column)
                 if args.n_clusters or args.label_column else load(name, args.data_home)
@@ -419,7 +440,7 @@ def _command_audit(args: argparse.Namespace) -> int:
 
     from dkm.data import load
     from dkm.protocol.audit import audit_record
-    from dkm.protocol.results import ResultsStore
+    from dkm.protocol.results import ResultsStore, record_arithmetic
 
     store = Path(args.results)
     if not store.is_file():
@@ -431,6 +452,15 @@ def _command_audit(args: argparse.Namespace) -> int:
     if not chosen:
         raise CommandError(f"no scored record of {store} is of the methods and seeds asked")
     chosen = chosen[:args.limit]
+    arithmetics = sorted({record_arithmetic(record) for record in chosen})
+    if len(arithmetics) > 1:
+        raise CommandError(f"the records chosen were made in {' and '.join(arithmetics)} "
+                           "arithmetic: audit them apart (--method, --seed)")
+    if args.arithmetic not in (None, arithmetics[0]):
+        raise CommandError(f"--{args.arithmetic}: the records were made in the {arithmetics[0]} "
+                           f"arithmetic, and a rerun in another is another run; leave "
+                           f"--{args.arithmetic} out")
+    _use_arithmetic(arithmetics[0])
     _start_tensorflow(args)
     datasets = {}
     for record in chosen:
@@ -445,7 +475,7 @@ def _command_audit(args: argparse.Namespace) -> int:
             print(f"  {difference}", flush=True)
         if args.output is not None:
             with open(args.output, "a", encoding="utf-8") as output:
-                output.write(json.dumps(summary) + "\n")
+                output.write(json.dumps({**summary, "store": str(store)}) + "\n")
     return 0
 
 
@@ -546,13 +576,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m dkm``; returns the exit status."""
     args = build_parser().parse_args(argv)
     _start_tensorflow_without_keras()
-    if getattr(args, "reproducible", False):
-        try:
-            use_reproducible_arithmetic()
-        except RuntimeError as error:
-            print(f"python -m dkm {args.command}: error: {error}", file=sys.stderr)
-            return 2
     try:
+        if args.command in ("run", "ablate", "snapshot"):
+            _use_arithmetic(args.arithmetic or "reproducible")
         return {"run": _command_run, "ablate": _command_ablate, "snapshot": _command_snapshot,
                 "report": _command_report, "pending": _command_pending,
                 "audit": _command_audit}[args.command](args)

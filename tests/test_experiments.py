@@ -22,7 +22,7 @@ from dkm.protocol import paper
 from dkm.protocol.experiments import (TRADEOFF_GRID, configure, fit_methods, grid_cells, run_params,
                                       run_seeds)
 from dkm.protocol.grid import run_grid
-from dkm.protocol.results import ResultsStore
+from dkm.protocol.results import ResultsStore, duplicate_runs, new_record
 
 # the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
 # the test modules do not import from either)
@@ -256,208 +256,36 @@ def test_cli_starts_tensorflow_without_keras(tmp_path):
         env={**{k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"},
              "PYTHONPATH": str(REPO_ROOT)})
     assert completed.stdout.split()[-3:] == ["0", "True", "False"], completed.stderr
-
-
-def test_a_users_keras_setting_is_kept(monkeypatch):
-    from dkm import cli as command_line
-
-    monkeypatch.delitem(sys.modules, "tensorflow")  # as before TensorFlow starts
-    monkeypatch.setenv("TF_USE_LEGACY_KERAS", "0")
-    command_line._start_tensorflow_without_keras()
-    assert os.environ["TF_USE_LEGACY_KERAS"] == "0"
-    monkeypatch.delenv("TF_USE_LEGACY_KERAS")
-    command_line._start_tensorflow_without_keras()
-    assert os.environ["TF_USE_LEGACY_KERAS"] == "1"
-
-
-def test_cli_run_then_report(tmp_path, cli):
-    store = tmp_path / "runs.jsonl"
-    completed = cli("run", "--dataset", "digits", "--method", "km", "--method", "ae-km",
-                     "--seeds", "2", "--scale", "0.02", "--results", str(store), "--quiet")
-    assert completed.returncode == 0, completed.stderr
-    assert "4 new record(s)" in completed.stdout
-    report = cli("report", "--results", str(store), "--table", "table1", "--vs-paper")
-    assert report.returncode == 0, report.stderr
-    assert "AE-KM" in report.stdout and "72.9" in report.stdout  # the paper's USPS AE-KM ACC
-
-
-def test_cli_report_reads_several_stores_and_says_which(tmp_path, cli):
-    first, second = tmp_path / "a" / "one.jsonl", tmp_path / "two.jsonl"
-    first.parent.mkdir()
-    for store, seeds in ((first, "1"), (second, "2")):
-        assert cli("run", "--dataset", "digits", "--method", "km", "--seeds", seeds, "--results",
-                    str(store), "--quiet").returncode == 0
-    both = cli("report", "--results", str(first.parent), "--results", str(second),
-                "--table", "table1")
-    assert both.returncode == 0, both.stderr
-    assert f"read 3 record(s) from {first}, {second}" in both.stderr
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    refused = cli("report", "--results", str(empty))
-    assert refused.returncode == 2 and "no results store (*.jsonl) in the directory" in refused.stderr
-
-
-def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_path, cli):
-    from dkm.book import ablations
-    from dkm.protocol import paper
-
-    store = tmp_path / "digits.jsonl"
-    assert cli("run", "--dataset", "digits", "--method", "km", "--seeds", "1", "--scale", "0.02",
-               "--results", str(store), "--quiet").returncode == 0
-    search = tmp_path / "20news-lambda.jsonl"   # a line search the results folder holds
-    search.touch()
-    (tmp_path / "ablations").mkdir()
-    (tmp_path / "ablations" / "lambda.jsonl").touch()   # a study declared for USPS, not started
-    (tmp_path / "ablations" / "alpha.jsonl").touch()    # a study for any dataset: none run yet
-    small = cli("pending", "--results", str(tmp_path), "--seeds", "2", "--scale", "0.02")
-    assert small.returncode == 0, small.stderr
-    lines = small.stdout.splitlines()
-    first, second = paper.PAPER_SEEDS[:2]
-    assert lines[0] == f"{store}: 15 of 16 runs missing"
-    assert (f"  python -m dkm run --dataset digits --method km --seed {second} --scale 0.02 "
-            f"--results {store}") in lines
-    assert (f"  python -m dkm run --dataset digits --method dkm-p --seed {first} --seed {second} "
-            f"--scale 0.02 --results {store}") in lines
-    study_seeds = " ".join(f"--seed {s}" for s in paper.PAPER_SEEDS[:3])
-    variants = len(ablations.STUDIES["lambda"].variants)
-    assert f"{tmp_path / 'ablations' / 'lambda.jsonl'}: {3 * variants} runs missing" in lines
-    assert (f"  python -m dkm ablate --study lambda --dataset usps --method dkm-p {study_seeds} "
-            f"--scale 0.02 --results {tmp_path / 'ablations'}") in lines
-    assert not any("alpha" in line for line in lines)
-    from dkm.protocol.experiments import LINE_SEARCHES
-
-    assert LINE_SEARCHES["20news"] == ("dkm-p", "dkm-a")
-    assert f"{search}: the line search misses 6 of 6 seeds' grids" in lines
-    assert (f"  python -m dkm run --dataset 20news --method dkm-a --lambda-search {study_seeds} "
-            f"--scale 0.02 --results {search}") in lines
-    assert not any("usps-lambda" in line for line in lines)  # a search the folder does not hold
-    full = cli("pending", "--results", str(tmp_path), "--seeds", "1").stdout   # the paper's epochs
-    assert f"{store}: 8 of 8 runs missing" in full and "--scale" not in full
-    too_many = cli("pending", "--results", str(tmp_path), "--study-seeds", "11")
-    assert too_many.returncode == 2 and "--study-seeds 11: the paper has 10 seeds" in too_many.stderr
-
-
-def test_cli_run_keeps_tensorflows_start_up_lines_out_unless_verbose(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-    args = [sys.executable, "-m", "dkm", "run", "--dataset", "digits", "--method", "ae-km",
-            "--seeds", "1", "--scale", "0.01", "--quiet"]
-    quiet = subprocess.run(args + ["--results", str(tmp_path / "quiet.jsonl")],
-                           capture_output=True, text=True, cwd=REPO_ROOT, env=env)
-    assert quiet.returncode == 0, quiet.stderr
-    assert "absl::InitializeLog" not in quiet.stderr and "cuda" not in quiet.stderr.lower()
-    verbose = subprocess.run(args + ["--results", str(tmp_path / "verbose.jsonl"), "--verbose"],
-                             capture_output=True, text=True, cwd=REPO_ROOT, env=env)
-    assert verbose.returncode == 0, verbose.stderr
-    assert "absl::InitializeLog" in verbose.stderr  # TensorFlow's own start-up line
-
-
-def test_fit_methods_shares_one_pretraining_and_returns_embeddings(digits, monkeypatch):
-    import tensorflow as tf
-
-    import dkm.methods.pretraining as pretraining
-    from dkm.autoencoder import Autoencoder
-    from dkm.training import embed
-
-    computed = []
-
-    def counting_pretrain(*args, **kwargs):
-        computed.append(original(*args, **kwargs))
-        return computed[-1]
-
-    original = pretraining.pretrain
-    monkeypatch.setattr(pretraining, "pretrain", counting_pretrain)
-    loop = LoopConfig(hidden_sizes=(32,), progress=False)
-    seeds = [1, 2]
-    results = fit_methods(digits, ["ae-km", "dkm-p", "dcn-p", "km"], seeds, scale=0.04,
-                          tradeoffs={"dkm-p": 0.5}, loop=loop)
-    assert list(results) == ["ae-km", "dkm-p", "dcn-p", "km"]
-    assert len(computed) == 1                       # one pretraining, shared by three methods
-    n, p = digits.n_samples, digits.n_clusters
-    for name, result in results.items():
-        assert result.labels.shape == (2, n)
-        if name != "km":
-            assert result.embeddings.shape == (2, n, p)
-    # AE-KM's embedding is the pretrained network's: where DKM^p and DCN^p start.
-    start = Autoencoder(loop.architecture(digits.n_features, p), seeds, weights=computed[0].weights)
-    np.testing.assert_array_equal(results["ae-km"].embeddings, embed(start, tf.constant(digits.X)))
-    for name in ("ae-km", "dkm-p", "dcn-p"):
-        history = results[name].history
-        np.testing.assert_array_equal(history["pretrain_loss"], computed[0].history["loss"])
-        assert history["pretrain_embedding_norm"].shape == (2, 2)   # 50 epochs × 0.04
-    for name, epochs in (("dkm-p", 4), ("dcn-p", 2)):                # 100 and 50 × 0.04
-        norm = results[name].history["embedding_norm"]
-        assert norm.shape == (2, epochs) and np.isfinite(norm).all() and (norm > 0).all()
-
-
-def test_fit_methods_rejects_unknown_methods_and_misplaced_tradeoffs(digits):
-    with pytest.raises(ValueError, match="unknown method"):
-        fit_methods(digits, ["kmeans"], [1])
-    with pytest.raises(ValueError, match="trade-off"):
-        fit_methods(digits, ["ae-km"], [1], tradeoffs={"ae-km": 1.0})
-    with pytest.raises(ValueError, match="scale"):
-        fit_methods(digits, ["km"], [1], scale=0)
-
-
-@pytest.fixture
-def trained_results(monkeypatch):
-    """The MethodResult of every :meth:`dkm.protocol.registry.Method.train` call made while it is
-    active."""
-    from dkm.protocol import registry
-
-    results = []
-    train = registry.Method.train
-
-    def recording(self, *args, **kwargs):
-        results.append(train(self, *args, **kwargs))
-        return results[-1]
-
-    monkeypatch.setattr(registry.Method, "train", recording)
-    return results
-
-
-@pytest.mark.parametrize("method", ["dkm-p", "dcn-p", "idec-p", "dkm-a"])
-def test_a_grid_record_and_an_estimator_fit_with_its_seed_and_pretraining_agree(
-        method, digits, tmp_path, trained_results):
-    from dkm.methods.pretraining import load_or_pretrain
-    from dkm.protocol import registry
-    from dkm.protocol.experiments import SPLIT_SEED, _scores
-    from dkm.splits import validation_test_split
-
-    seed, cache = 8905, tmp_path / "pretraining"
-    run_grid([digits], [method], [seed], tmp_path / "runs.jsonl", scale=0.02, loop=TINY,
-             cache_dir=cache, progress=False, log=lambda m: None)
     record, = ResultsStore(tmp_path / "runs.jsonl").records()
-    protocol, = trained_results
-
-    entry = registry.get(method)
-    config = configure(method, digits, scale=0.02)
-    pretrained = (load_or_pretrain(digits.X, TINY.architecture(digits.n_features, 10), [seed],
-                                   config.pretrain_epochs, TINY, cache_dir=cache)
-                  if entry.pretrained else None)
-    model = entry.make_estimator(config, TINY, digits.n_clusters, pretrained)
-    model.set_params(random_state=seed).fit(digits.X)
-
-    np.testing.assert_array_equal(model.labels_, protocol.labels[0])
-    np.testing.assert_array_equal(model.embedding_, protocol.embeddings[0])
-    split = validation_test_split(digits.n_samples, seed=SPLIT_SEED)
-    parts = {"validation": split.validation, "test": split.test}
-    assert _scores(digits.y, model.labels_, parts) == record["metrics"]
+    assert record["params"]["arithmetic"] == "reproducible"      # the records' default
 
 
-def test_a_deep_kmeans_written_by_hand_gives_the_protocols_labels(digits, tmp_path,
-                                                                  trained_results):
-    """What a user writes: DeepKMeans with the record's λ, epochs and shared pretraining."""
-    from dkm import DeepKMeans
-    from dkm.methods.pretraining import load_or_pretrain
+def test_a_run_that_another_store_of_the_folder_holds_is_read_not_run_again(tmp_path, cli):
+    first = cli("run", "--dataset", "digits", "--method", "km", "--seeds", "2",
+                "--results", str(tmp_path / "digits.jsonl"), "--quiet")
+    assert "2 new record(s)" in first.stdout, first.stderr
+    again = cli("run", "--dataset", "digits", "--method", "km", "--seeds", "3",
+                "--results", str(tmp_path / "digits-other.jsonl"), "--quiet")
+    assert "1 new record(s)" in again.stdout, again.stderr      # the third seed only
+    assert duplicate_runs(tmp_path) == []
 
-    seed, cache = 9129, tmp_path / "pretraining"
-    record = run_seeds(digits, "dkm-p", [seed], scale=0.02, loop=TINY, cache_dir=cache)[0]
-    params = record["params"]
-    assert params["pretrain_epochs"] == 1 and params["schedule"]["alphas"] == [1000.0]
-    pretrained = load_or_pretrain(digits.X, TINY.architecture(digits.n_features, 10), [seed],
-                                  1, TINY, cache_dir=cache)
-    model = DeepKMeans(10, lam=params["lambda"], pretrain_epochs=1,
-                       schedule=constant(1000.0, params["schedule"]["epochs_per_alpha"]),
-                       hidden_sizes=TINY.hidden_sizes, pretrained=pretrained, random_state=seed,
-                       progress=False).fit(digits.X)
-    np.testing.assert_array_equal(model.labels_, trained_results[0].labels[0])
+
+def test_a_store_of_one_arithmetic_refuses_the_runs_of_the_other(tmp_path, cli):
+    from dkm.arithmetic import reproducible_environment
+
+    store = ResultsStore(tmp_path / "digits.jsonl")
+    made = cli("run", "--dataset", "digits", "--method", "km", "--seeds", "1",
+               "--results", str(store.path), "--quiet")        # native, as this process runs
+    assert made.returncode == 0, made.stderr
+    native, = store.records()
+    reproducible = new_record("digits", "km", native["seed"],
+                              {**native["params"], "arithmetic": "reproducible"},
+                              metrics=native["metrics"], provenance={
+                                  "arithmetic": {"environment": reproducible_environment({})}})
+    other = ResultsStore(tmp_path / "made-elsewhere.jsonl")
+    other.append(reproducible)
+    refused = cli("run", "--dataset", "digits", "--method", "km", "--seeds", "2",
+                  "--results", str(other.path), "--quiet")
+    assert refused.returncode == 2
+    assert "reproducible arithmetic" in refused.stderr and "--reproducible" in refused.stderr
+    assert len(other.records()) == 1

@@ -16,17 +16,24 @@ from pathlib import Path
 import pytest
 
 from dkm.protocol.results import (
+    AUDITS,
     COLUMNS,
     ResultsStore,
+    all_stores,
+    check_store_arithmetic,
     config_hash,
+    duplicate_runs,
+    held_runs,
     full_scale_records,
     full_scale_records_by_store,
     new_record,
     protocol_stores,
+    record_arithmetic,
     record_label,
     record_scale,
     records_to_dataframe,
     result_stores,
+    results_folder,
     score_column,
     validate_record,
 )
@@ -60,8 +67,7 @@ def make_record(seed: int = 8905, method: str = "dkm-p", dataset: str = "usps", 
         params,
         metrics=scores(),
         wall_time_s=1.5,
-        provenance={"dkm_version": "0.1.0"},
-        **changes,
+        **{"provenance": {"dkm_version": "0.1.0"}, **changes},
     )
 
 
@@ -308,3 +314,70 @@ def test_the_protocol_stores_are_the_named_datasets_stores_in_the_packages_order
     assert protocol_stores(tmp_path) == {name: tmp_path / f"{name}.jsonl"
                                          for name in ("mnist", "usps", "usps-sharp")}
     assert protocol_stores(tmp_path / "missing") == {}
+
+
+def _reproducible(record: dict) -> dict:
+    """``record`` as a run in the reproducible arithmetic, its provenance saying so."""
+    from dkm.arithmetic import reproducible_environment
+
+    return new_record(record["dataset"], record["method"], record["seed"],
+                      {**record["params"], "arithmetic": "reproducible"},
+                      metrics=record["metrics"],
+                      provenance={"arithmetic": {"environment": reproducible_environment({})}})
+
+
+def test_a_runs_arithmetic_is_part_of_the_run() -> None:
+    native = make_record(provenance={"arithmetic": {"environment": {}}})
+    reproducible = _reproducible(native)
+    assert (record_arithmetic(native), record_arithmetic(reproducible)) == ("native",
+                                                                           "reproducible")
+    assert native["config_hash"] != reproducible["config_hash"]   # two runs
+    with pytest.raises(ValueError, match="'reproducible' or absent"):
+        make_record(params={"arithmetic": "native"})           # one spelling per run
+    with pytest.raises(ValueError, match="provenance's settings are the native one's"):
+        make_record(params={"arithmetic": "reproducible"},
+                    provenance={"arithmetic": {"environment": {}}})
+    with pytest.raises(ValueError, match="provenance's settings are the reproducible one's"):
+        make_record(provenance=reproducible["provenance"])
+
+
+def test_a_store_keeps_the_runs_of_one_arithmetic(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "usps.jsonl")
+    check_store_arithmetic(store, "reproducible")                  # empty: any
+    store.append(make_record())
+    check_store_arithmetic(store, "native")
+    with pytest.raises(ValueError, match=r"native arithmetic.*reproducible one.*--native"):
+        check_store_arithmetic(store, "reproducible")
+
+
+def test_a_results_folder_holds_each_run_once_and_its_reruns_are_audits(tmp_path: Path) -> None:
+    older, rerun = make_record(1), make_record(1, created="2030-01-01T00:00:00+00:00")
+    other = make_record(2)
+    ResultsStore(tmp_path / "usps.jsonl").append(older)
+    ResultsStore(tmp_path / "usps-lambda.jsonl").append(rerun)
+    ResultsStore(tmp_path / "ablations" / "alpha.jsonl").append(other)
+    ResultsStore(tmp_path / AUDITS / "usps-lambda.jsonl").append(make_record(2))  # not read
+
+    assert all_stores(tmp_path) == [tmp_path / "ablations" / "alpha.jsonl",
+                                    tmp_path / "usps-lambda.jsonl", tmp_path / "usps.jsonl"]
+    held = held_runs(tmp_path)
+    assert held == {older["config_hash"]: (tmp_path / "usps.jsonl", older),   # the older record
+                    other["config_hash"]: (tmp_path / "ablations" / "alpha.jsonl", other)}
+    assert duplicate_runs(tmp_path) == [[(tmp_path / "usps.jsonl", older),
+                                         (tmp_path / "usps-lambda.jsonl", rerun)]]
+    assert results_folder(tmp_path / "ablations" / "alpha.jsonl") == tmp_path
+    assert results_folder(tmp_path / "usps.jsonl") == tmp_path
+
+
+def test_the_committed_results_hold_one_record_per_run() -> None:
+    import dkm.book.ablations  # noqa: F401  (the studies' methods, until the registry is data)
+
+    duplicates = duplicate_runs(REPO_ROOT / "results")
+    described = [f"{records[0][1]['dataset']} {records[0][1]['method']} seed "
+                 f"{records[0][1]['seed']}: "
+                 + ", ".join(f"{store.relative_to(REPO_ROOT)} (test ACC "
+                             f"{100 * record['metrics']['test']['acc']:.2f})"
+                             for store, record in records)
+                 for records in duplicates]
+    assert not duplicates, ("runs with more than one record (keep the oldest; a rerun is an "
+                            "audit, in results/audits/): " + "; ".join(described))

@@ -18,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from dkm._atomic import atomic_write
+from dkm.arithmetic import current_arithmetic
 from dkm.autoencoder import Architecture, Autoencoder
 from dkm.methods.common import LoopConfig, run_epochs
 from dkm.training import Adam, BatchSampler, Reconstruction, data_tensor
@@ -149,7 +150,8 @@ def pretraining_key(
     X: np.ndarray, architecture: Architecture, epochs: int, loop: LoopConfig
 ) -> str:
     """SHA-256 naming a pretraining: data, architecture, epochs and loop settings
-    (the products' precision among them).
+    (the products' precision among them), and this process's arithmetic
+    (:func:`dkm.arithmetic.current_arithmetic`).
 
     The data enter through the SHA-256 of their float32 bytes and their shape;
     the seed is not part of the key (one cache file per seed).
@@ -168,6 +170,8 @@ def pretraining_key(
     }
     if loop.precision != "float32":  # float32's keys are those of the caches made before
         description["precision"] = loop.precision
+    if current_arithmetic() != "native":  # and so are the native arithmetic's
+        description["arithmetic"] = current_arithmetic()
     return hashlib.sha256(json.dumps(description, sort_keys=True).encode()).hexdigest()
 
 

@@ -61,7 +61,8 @@ class Audit:
 
     def summary(self) -> dict[str, Any]:
         """One JSON line: the run, the verdict, the reason, both test scores and both
-        provenances."""
+        provenances, and the rerun's whole record (kept as an audit, never as a second
+        record of the run)."""
         return {"dataset": self.record["dataset"], "method": self.record["method"],
                 "seed": self.record["seed"], "config_hash": self.record["config_hash"],
                 "verdict": self.verdict, "reason": self.reason,
@@ -71,7 +72,8 @@ class Audit:
                 "rerun_test": self.rerun["metrics"]["test"],
                 "recorded_provenance": self.record.get("provenance", {}),
                 "rerun_provenance": self.rerun.get("provenance", {}),
-                "rerun_wall_time_s": self.rerun["wall_time_s"]}
+                "rerun_wall_time_s": self.rerun["wall_time_s"],
+                "rerun_record": self.rerun}
 
 
 def _from_json(template: Any, value: Any) -> Any:

@@ -26,6 +26,7 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Seque
 
 import numpy as np
 
+from dkm.arithmetic import Arithmetic, current_arithmetic
 from dkm.checkpoints import RunCheckpoints, run_key
 from dkm.data import Dataset, load, paper_dataset
 from dkm.methods.config import jsonable, unrecorded_defaults, with_overrides
@@ -111,11 +112,14 @@ def configure(method: str, dataset: Dataset, tradeoff: float | None = None, scal
 
 
 def run_params(method: str, config: Any, loop: Any, scale: float,
-               fingerprint: str) -> dict[str, Any]:
+               fingerprint: str, arithmetic: Arithmetic | None = None) -> dict[str, Any]:
     """The hyperparameters recorded with a run (and hashed to identify it).
 
     A network's products in bfloat16 are recorded as ``precision``; float32, the
-    default, is not written.
+    default, is not written. A run in the reproducible arithmetic (``arithmetic``; by
+    default this process's, :func:`dkm.arithmetic.current_arithmetic`) is recorded as
+    ``arithmetic``: ``"reproducible"``; the native arithmetic, the older records', is
+    not written.
     """
     entry = registry.get(method)
     params = jsonable(config)
@@ -132,6 +136,9 @@ def run_params(method: str, config: Any, loop: Any, scale: float,
     params.setdefault("distance", "euclidean")
     if entry.embedding and loop.precision != "float32":  # float32's hashes are the older runs'
         params["precision"] = loop.precision
+    arithmetic = arithmetic or current_arithmetic()
+    if arithmetic != "native":  # the native arithmetic's hashes are the older runs'
+        params["arithmetic"] = arithmetic
     return params
 
 
@@ -295,10 +302,12 @@ class Piece:
 
 def grid_pieces(store: ResultsStore, datasets: Iterable[str | Dataset], methods: Iterable[str],
                 seeds: Sequence[int], *, scale: float, lambda_search: bool,
-                overrides: dict[str, Any] | None, loop: Any) -> list[Piece]:
-    """The pieces of a grid still missing from ``store`` (a cell with nothing missing has none)."""
+                overrides: dict[str, Any] | None, loop: Any,
+                held: Collection[str] = ()) -> list[Piece]:
+    """The pieces of a grid still missing from ``store`` and from the runs ``held`` elsewhere
+    (configuration hashes); a cell with nothing missing has none."""
     methods = list(methods)
-    done = store.completed_hashes()  # read once for the whole grid
+    done = store.completed_hashes() | set(held)  # read once for the whole grid
     pieces = []
     for dataset in datasets:
         data = dataset if isinstance(dataset, Dataset) else load(dataset)

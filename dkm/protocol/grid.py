@@ -15,7 +15,9 @@ from typing import Any, Callable, Iterable, Sequence
 from dkm.data import Dataset
 from dkm.protocol.cluster import run_pieces
 from dkm.protocol.experiments import grid_pieces, run_piece
-from dkm.protocol.results import ResultsStore
+from dkm.arithmetic import current_arithmetic
+from dkm.protocol.results import (ResultsStore, check_store_arithmetic, held_runs,
+                                  results_folder)
 
 __all__ = ["run_grid"]
 
@@ -40,7 +42,12 @@ def run_grid(
     """Run datasets × methods × seeds (× λ) into a results store; resumable.
 
     Runs already in the store (same configuration hash) are skipped, so a grid
-    that was interrupted continues where it stopped; each finished batch of
+    that was interrupted continues where it stopped, and so are the runs another
+    store of its results folder holds (:func:`dkm.protocol.results.held_runs`: a
+    line search's run at the paper's value is the protocol's): a results folder
+    keeps one record per run. The process's arithmetic
+    (:func:`dkm.arithmetic.current_arithmetic`) must be that of the store's records
+    (:func:`dkm.protocol.results.check_store_arithmetic`); each finished batch of
     seeds is appended at once, so nothing finished is lost. A run that was
     interrupted itself resumes from its last checkpoint
     (:func:`dkm.protocol.experiments.run_seeds`), kept in ``checkpoint_dir``, by
@@ -68,12 +75,15 @@ def run_grid(
     from dkm.methods.common import LoopConfig
 
     store = ResultsStore(results)
+    check_store_arithmetic(store, current_arithmetic())
+    held = held_runs(results_folder(results))
     loop = loop or LoopConfig(progress=False)
     cache_dir = cache_dir if cache_dir is not None else Path(results).parent / ".pretraining-cache"
     checkpoint_dir = (checkpoint_dir if checkpoint_dir is not None
                       else Path(results).parent / ".checkpoints")
     pieces = grid_pieces(store, datasets, methods, seeds, scale=scale,
-                         lambda_search=lambda_search, overrides=overrides, loop=loop)
+                         lambda_search=lambda_search, overrides=overrides, loop=loop,
+                         held=held)
     if client is not None:
         return run_pieces(client, pieces, store, scale=scale, loop=loop, cache_dir=cache_dir,
                           checkpoint_dir=checkpoint_dir, seeds_per_batch=seeds_per_batch,

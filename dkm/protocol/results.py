@@ -44,8 +44,13 @@ Record schema (version 1)
     ``lambda`` (DCN, DKM) or ``gamma`` (IDEC), a positive number, absent for
     ``km`` and ``ae-km`` (never both); ``distance``, the clustering distance f,
     ``"euclidean"`` (the default when absent) or ``"cosine"``; ``scale``, a
-    positive number naming the scale of the experiment (1.0 is the paper's).
-    Other keys are kept as they are and only enter the hash.
+    positive number naming the scale of the experiment (1.0 is the paper's);
+    ``arithmetic``, ``"reproducible"`` for a run made in the reproducible
+    arithmetic (:mod:`dkm.arithmetic`), absent for the native one (a run is
+    its configuration, its arithmetic included: the same run in the other
+    arithmetic is another run, with another hash), and naming the same
+    arithmetic as the provenance's ``arithmetic`` settings where a record has
+    them. Other keys are kept as they are and only enter the hash.
 ``config_hash``
     :func:`config_hash` of ``dataset``, ``method``, ``seed`` and ``params``;
     checked on append. Two records with the same hash are the same
@@ -100,6 +105,7 @@ from typing import Any
 
 import pandas as pd
 
+from dkm.arithmetic import ARITHMETICS, Arithmetic, is_reproducible
 from dkm.protocol import paper, registry
 
 try:
@@ -115,11 +121,19 @@ __all__ = [
     "COLUMNS",
     "config_hash",
     "new_record",
+    "record_arithmetic",
     "validate_record",
     "records_to_dataframe",
     "record_label",
     "ResultsStore",
     "result_stores",
+    "results_folder",
+    "all_stores",
+    "held_runs",
+    "duplicate_runs",
+    "check_store_arithmetic",
+    "AUDITS",
+    "STORE_FOLDERS",
     "store_path",
     "protocol_stores",
     "record_scale",
@@ -316,6 +330,26 @@ def _check_params(params: Mapping[str, Any], method: str) -> None:
         )
     if "scale" in params and not (_is_number(params["scale"]) and params["scale"] > 0):
         raise ValueError(f"params['scale'] must be a positive number, got {params['scale']!r}")
+    if params.get("arithmetic", "reproducible") != "reproducible":
+        raise ValueError("params['arithmetic'] is 'reproducible' or absent (the native "
+                         f"arithmetic), got {params['arithmetic']!r}")
+
+
+def record_arithmetic(record: Mapping[str, Any]) -> Arithmetic:
+    """The arithmetic a record's run was made in: ``params["arithmetic"]``, ``"native"`` when
+    absent (:func:`dkm.arithmetic.current_arithmetic`)."""
+    return record["params"].get("arithmetic", ARITHMETICS[0])
+
+
+def _check_arithmetic(record: Mapping[str, Any]) -> None:
+    """The arithmetic the parameters name is the one the provenance's settings describe."""
+    settings = record["provenance"].get("arithmetic")
+    if not isinstance(settings, Mapping) or "environment" not in settings:
+        return  # older records name no settings
+    described = "reproducible" if is_reproducible(settings["environment"]) else "native"
+    if described != record_arithmetic(record):
+        raise ValueError(f"record's parameters name the {record_arithmetic(record)} arithmetic "
+                         f"but its provenance's settings are the {described} one's")
 
 
 def _check_scores(scores: Mapping[str, Any] | None, key: str) -> None:
@@ -368,6 +402,7 @@ def validate_record(record: Mapping[str, Any]) -> None:
         raise ValueError(f"record['method'] is {record['method']!r}; expected one of "
                          f"{registry.ids()}")
     _check_params(record["params"], record["method"])
+    _check_arithmetic(record)
     expected = config_hash(record["dataset"], record["method"], record["seed"], record["params"])
     if record["config_hash"] != expected:
         raise ValueError(
@@ -567,6 +602,30 @@ class ResultsStore:
         """The records as a flat DataFrame (see :func:`records_to_dataframe`)."""
         return records_to_dataframe(self.records())
 
+    def arithmetics(self) -> set[Arithmetic]:
+        """The arithmetics of its records (:func:`record_arithmetic`); empty for no record."""
+        return {record_arithmetic(record) for record in self.records()}
+
+
+def check_store_arithmetic(store: ResultsStore, arithmetic: Arithmetic) -> None:
+    """Refuse to add runs of ``arithmetic`` to a store whose records are of another.
+
+    A store holds the runs of one arithmetic: the same configuration in the two would
+    otherwise sit side by side as two sets of numbers for one table.
+
+    Raises
+    ------
+    ValueError
+        Naming the store's arithmetic and how to run in it, or to choose another store.
+    """
+    others = sorted(store.arithmetics() - {arithmetic})
+    if others:
+        option = "--native" if others == ["native"] else "--reproducible"
+        raise ValueError(f"{store.path} holds runs made in the {' and '.join(others)} "
+                         f"arithmetic, and this process runs in the {arithmetic} one: run in the "
+                         f"store's arithmetic ({option} on the command line, dkm.arithmetic in "
+                         "Python) or give another results store")
+
 
 def result_stores(folder: str | os.PathLike[str]) -> list[Path]:
     """The stores of a results folder, sorted by path.
@@ -586,6 +645,55 @@ def result_stores(folder: str | os.PathLike[str]) -> list[Path]:
     """
     folder = Path(folder)
     return sorted(folder.glob("*.jsonl")) + sorted(folder.glob("ablations/*.jsonl"))
+
+
+#: The folders of a results folder that hold stores of their own kind: the ablation studies',
+#: the authors' code's, the bfloat16 runs', the native arithmetic's where the protocol's
+#: stores are in the reproducible one.
+STORE_FOLDERS = ("ablations", "authors-code", "bfloat16", "native", "reproducible")
+#: The folder of a results folder that holds the audits of its records: reruns, never records.
+AUDITS = "audits"
+
+
+def results_folder(store: str | os.PathLike[str]) -> Path:
+    """The results folder a store belongs to: its folder, or the folder above it for a store
+    in one of :data:`STORE_FOLDERS` (``results/ablations/alpha.jsonl``: ``results``)."""
+    parent = Path(store).parent
+    return parent.parent if parent.name in STORE_FOLDERS else parent
+
+
+def all_stores(folder: str | os.PathLike[str]) -> list[Path]:
+    """Every store of a results folder, its sub-folders' included, the audits' not; sorted."""
+    folder = Path(folder)
+    return sorted(path for path in folder.rglob("*.jsonl")
+                  if AUDITS not in path.relative_to(folder).parts[:-1])
+
+
+def _records_by_run(folder: str | os.PathLike[str]) -> dict[str, list[tuple[Path, dict[str, Any]]]]:
+    runs: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
+    for store in all_stores(folder):
+        for record in ResultsStore(store).records():
+            runs.setdefault(record["config_hash"], []).append((store, record))
+    return runs
+
+
+def held_runs(folder: str | os.PathLike[str]) -> dict[str, tuple[Path, dict[str, Any]]]:
+    """Every run a results folder holds, by configuration hash: its store and its record.
+
+    A run is its configuration and seed, its arithmetic included; the folder holds one
+    record of each (:func:`duplicate_runs` lists the exceptions; of those, the oldest
+    record is returned). Commands that need a run that some store holds read it from there
+    instead of running it again (:func:`dkm.protocol.grid.run_grid`).
+    """
+    return {run: min(records, key=lambda found: found[1]["created"])
+            for run, records in _records_by_run(folder).items()}
+
+
+def duplicate_runs(folder: str | os.PathLike[str]) -> list[list[tuple[Path, dict[str, Any]]]]:
+    """The runs of which a results folder holds more than one record: for each, its records
+    (store and record), oldest first. A rerun belongs in the audits (:data:`AUDITS`)."""
+    return [sorted(records, key=lambda found: found[1]["created"])
+            for records in _records_by_run(folder).values() if len(records) > 1]
 
 
 def store_path(folder: str | os.PathLike[str], name: str) -> Path:

@@ -14,7 +14,9 @@ import pandas as pd
 
 from dkm.data import PAPER_STATISTICS, paper_dataset
 from dkm.protocol import paper, registry
-from dkm.protocol.results import ResultsStore, record_scale, store_path
+from dkm.arithmetic import Arithmetic
+from dkm.protocol.results import (ResultsStore, held_runs, record_arithmetic, record_scale,
+                                  results_folder, store_path)
 
 
 
@@ -253,8 +255,23 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 
 def load_study(name: str, results_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The records of a study in ``results_dir`` (none when it has not run yet)."""
-    return _read(store_path(results_dir, study(name).name))
+    """The runs of a study: the records of its store in ``results_dir``, then those of its
+    variants that another store of the results folder holds (none when it has not run yet).
+
+    A results folder keeps one record per run (:func:`dkm.protocol.results.held_runs`), so
+    a run that two studies share (DKM^p with the hard assignment is a variant of both
+    ``"alpha"`` and ``"towards-dkm"``) is kept by the study that ran it first and read
+    from there by the other.
+    """
+    chosen = study(name)
+    store = store_path(results_dir, chosen.name)
+    own = _read(store)
+    ran = {r["config_hash"] for r in own}
+    elsewhere = [r for path, r in held_runs(results_folder(store)).values()
+                 if path != store and r["config_hash"] not in ran
+                 and chosen.covers(r["dataset"]) and paper_dataset(r["dataset"]) in PAPER_STATISTICS
+                 and r["method"] in chosen.methods]
+    return own + [r for r in elsewhere if any(_is_run_of(r, v) for v in chosen.variants)]
 
 
 def protocol_records(results_dir: str | os.PathLike[str],
@@ -272,34 +289,35 @@ def _configuration(variant: Variant, dataset: str, scale: float = 1.0) -> Any:
 
 
 def variant_params(variant: Variant, dataset: str, data_fingerprint: str,
-                   scale: float = 1.0) -> dict[str, Any]:
+                   scale: float = 1.0, arithmetic: Arithmetic = "native") -> dict[str, Any]:
     """The parameters a run of ``variant`` on one of the paper's datasets records.
 
     That is, what :func:`run_study` (through :func:`dkm.protocol.grid.run_grid`)
-    records, and hashes into the run's ``config_hash``, without training.
+    records, and hashes into the run's ``config_hash``, without training, for a run
+    in ``arithmetic`` (:mod:`dkm.arithmetic`).
     """
     from dkm.methods.common import LoopConfig
     from dkm.protocol.experiments import run_params
 
     return run_params(variant.method, _configuration(variant, dataset, scale),
-                      LoopConfig(progress=False), scale, data_fingerprint)
+                      LoopConfig(progress=False), scale, data_fingerprint, arithmetic)
 
 
 def protocol_params(dataset: str, method: str, data_fingerprint: str,
-                    scale: float = 1.0) -> dict[str, Any]:
+                    scale: float = 1.0, arithmetic: Arithmetic = "native") -> dict[str, Any]:
     """The parameters the protocol records for ``method`` on ``dataset``.
 
     That is, what :func:`dkm.protocol.experiments.run_seeds` records with the paper's
-    λ/γ, the default loop and no overrides.
+    λ/γ, the default loop and no overrides, for a run in ``arithmetic``.
     """
-    return variant_params(Variant(method), dataset, data_fingerprint, scale)
+    return variant_params(Variant(method), dataset, data_fingerprint, scale, arithmetic)
 
 
 def switches(record: Mapping[str, Any]) -> dict[str, Any]:
     """The recorded parameters in which ``record`` differs from the protocol's run."""
     params = record["params"]
     default = protocol_params(record["dataset"], record["method"], params["data_fingerprint"],
-                              record_scale(record))
+                              record_scale(record), record_arithmetic(record))
     return {k: v for k, v in sorted(params.items()) if default.get(k) != v}
 
 
@@ -372,17 +390,26 @@ def variant_scores(records: Iterable[Mapping[str, Any]], variant: Variant, datas
     pandas.Series
         Indexed by seed, sorted; empty when there is no run.
     """
-    expected: dict[tuple[str, float], dict[str, Any]] = {}
-    scores = {}
-    for r in records:
-        if r["dataset"] != dataset or r["method"] != variant.method or not r.get("metrics"):
-            continue
-        key = (r["params"]["data_fingerprint"], record_scale(r))
-        if key not in expected:
-            expected[key] = variant_params(variant, dataset, *key)
-        if r["params"] == expected[key]:
-            scores[r["seed"]] = _score(r, metric, split)
+    scores = {r["seed"]: _score(r, metric, split) for r in records
+              if r["dataset"] == dataset and r.get("metrics") and _is_run_of(r, variant)}
     return pd.Series(scores, dtype=float).sort_index()
+
+
+def _is_run_of(record: Mapping[str, Any], variant: Variant) -> bool:
+    """Whether ``record`` is a run of ``variant``: its method, and the parameters
+    :func:`variant_params` gives for its dataset, data, scale and arithmetic."""
+    if record["method"] != variant.method:
+        return False
+    where = (record["dataset"], record["params"]["data_fingerprint"], record_scale(record),
+             record_arithmetic(record))
+    key = (repr(variant), *where)  # a variant's overrides are a dict: not hashable
+    if key not in _VARIANT_PARAMS:
+        _VARIANT_PARAMS[key] = variant_params(variant, *where)
+    return record["params"] == _VARIANT_PARAMS[key]
+
+
+#: :func:`variant_params` computed once per variant, dataset, data, scale and arithmetic.
+_VARIANT_PARAMS: dict[tuple[Any, ...], dict[str, Any]] = {}
 
 
 def pending(name: str, records: Iterable[Mapping[str, Any]], datasets: Iterable[str],

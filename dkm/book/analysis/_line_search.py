@@ -1,6 +1,7 @@
 """A line search of λ or γ in the records: its runs, its curves and the paper's optimum."""
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -14,7 +15,8 @@ from dkm.book.analysis._paired import paired_difference
 from dkm.book.analysis._variants import on_paper_dataset
 from dkm.protocol import paper
 from dkm.protocol.experiments import TRADEOFF_GRID
-from dkm.protocol.results import ResultsStore, records_to_dataframe, score_column
+from dkm.protocol.results import (ResultsStore, held_runs, records_to_dataframe, results_folder,
+                                  score_column)
 
 
 def search_records(records: Iterable[Mapping[str, Any]], dataset: str, methods: Sequence[str],
@@ -46,7 +48,11 @@ def search_records(records: Iterable[Mapping[str, Any]], dataset: str, methods: 
 
 def stored_search(path: str | os.PathLike[str], dataset: str,
                   methods: Sequence[str]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """A line-search store's records of ``dataset``'s ``methods`` and their frame.
+    """A line search's runs of ``dataset``'s ``methods`` and their frame: its store's records,
+    and the runs of its grid that another store of the results folder holds.
+
+    A results folder keeps one record per run (:func:`dkm.protocol.results.held_runs`): a
+    search's run at the paper's value is the protocol's, read from the protocol's store.
 
     Parameters
     ----------
@@ -65,11 +71,29 @@ def stored_search(path: str | os.PathLike[str], dataset: str,
         The records, a data variant's named as its paper dataset
         (:func:`~dkm.book.analysis.on_paper_dataset`).
     """
-    found = (on_paper_dataset(search_records(ResultsStore(path).records(), dataset, methods))
-             if Path(path).exists() else [])
+    searched = (search_records(ResultsStore(path).records(), dataset, methods)
+                if Path(path).exists() else [])
+    found = on_paper_dataset(searched + _held_elsewhere(path, searched))
     frame = (records_to_dataframe(found).drop_duplicates("config_hash", keep="last")
              if found else pd.DataFrame())
     return frame, found
+
+
+def _held_elsewhere(path: str | os.PathLike[str],
+                    searched: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The runs of a search's grid, on its methods' seeds, that other stores of the results
+    folder of ``path`` hold: the same configuration but the trade-off, at a value of the grid."""
+    def configuration(record: Mapping[str, Any]) -> tuple[str, str, str]:
+        params = {k: v for k, v in record["params"].items() if k not in ("lambda", "gamma")}
+        return record["dataset"], record["method"], json.dumps(params, sort_keys=True)
+
+    configurations = {configuration(r) for r in searched}
+    seeds = {(r["method"], r["seed"]) for r in searched}
+    ran = {r["config_hash"] for r in searched}
+    return [dict(r) for _, r in held_runs(results_folder(path)).values()
+            if r["config_hash"] not in ran and (r["method"], r["seed"]) in seeds
+            and r["params"].get("lambda", r["params"].get("gamma")) in TRADEOFF_GRID
+            and configuration(r) in configurations]
 
 
 def seeds_with_whole_grid(records: Iterable[Mapping[str, Any]], dataset: str,
