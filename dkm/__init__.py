@@ -36,6 +36,9 @@ Models, their training and their evaluation:
 ``dkm.compilation``          the compiled epochs kept on disk, for a rerun to load.
 ``dkm.shared_functions``     one compiled epoch per distinct graph, shared by a process's trainers.
 ``dkm.checkpoints``          a training phase's state at an epoch's end: interrupted runs resume.
+``dkm.startup``              TensorFlow started without its native start-up lines.
+``dkm.progress``             the progress bar of long work, in a terminal or a notebook.
+``dkm.paths``                paths as a reader sees them: relative to the current folder.
 ``dkm.methods``              the methods of the paper, one module each:
 ``dkm.methods.config``       how a configuration is recorded (no TensorFlow needed).
 ``dkm.methods.common``       what every method shares: its loop settings and its result.

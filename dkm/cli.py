@@ -7,17 +7,16 @@ one-line message on stderr and exit status 2, not a traceback.
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 from dkm.arithmetic import (current_arithmetic, reproducible_environment,
                             use_reproducible_arithmetic)
 from dkm.book import ablations  # noqa: F401  (registers the studies' methods: the authors' DCN)
 from dkm.protocol import paper, registry
+from dkm.startup import start_tensorflow_quietly
 
 #: The paper's eight methods, in the order of its tables.
 PAPER_METHODS = registry.PAPER_METHODS
@@ -516,21 +515,6 @@ def _command_report(args: argparse.Namespace) -> int:
     return 0
 
 
-@contextmanager
-def _native_stderr_silenced() -> Iterator[None]:
-    """Send what native code writes to stderr (file descriptor 2) to /dev/null meanwhile."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "wb") as devnull:
-            os.dup2(devnull.fileno(), 2)
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
 def _start_tensorflow(args: argparse.Namespace) -> None:
     """Import TensorFlow for a command whose arguments are checked, quietly unless ``--verbose``.
 
@@ -538,22 +522,7 @@ def _start_tensorflow(args: argparse.Namespace) -> None:
     so that a mistyped argument is reported without TensorFlow's start-up time.
     """
     if not getattr(args, "verbose", False):
-        _start_tensorflow_quietly()
-
-
-@functools.cache
-def _start_tensorflow_quietly() -> None:
-    """Import TensorFlow and probe its devices without its C++ start-up lines.
-
-    TensorFlow's native logging writes CUDA and oneDNN probing messages to
-    stderr before its log level applies; they say nothing to a user of the
-    command line. ``--verbose`` keeps them. TensorFlow's Python warnings are
-    not silenced.
-    """
-    with _native_stderr_silenced():
-        import tensorflow as tf
-
-        tf.config.list_physical_devices("GPU")
+        start_tensorflow_quietly()
 
 
 def _start_tensorflow_without_keras() -> None:

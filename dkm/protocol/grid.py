@@ -70,9 +70,8 @@ def run_grid(
     int
         Number of records added.
     """
-    from tqdm.auto import tqdm
-
     from dkm.methods.common import LoopConfig
+    from dkm.progress import tqdm
 
     store = ResultsStore(results)
     check_store_arithmetic(store, current_arithmetic())
