@@ -21,7 +21,7 @@ from dkm.methods.common import LoopConfig
 from dkm.protocol import paper
 from dkm.protocol.experiments import (TRADEOFF_GRID, configure, fit_methods, grid_cells, run_params,
                                       run_seeds)
-from dkm.protocol.grid import run_grid
+from dkm.protocol.grid import grid_records, run_grid
 from dkm.protocol.results import ResultsStore, duplicate_runs, new_record
 
 # the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
@@ -181,6 +181,20 @@ def test_grid_writes_each_run_once_and_resumes(tmp_path, digits):
     assert len(records) == 6 and len({r["config_hash"] for r in records}) == 6
 
 
+def test_a_grids_records_are_read_from_every_store_of_its_folder(tmp_path, digits):
+    kwargs = dict(scale=0.02, loop=TINY)
+    run_grid([digits], ["km"], [1, 2], tmp_path / "first.jsonl", progress=False,
+             log=lambda m: None, **kwargs)
+    run_grid([digits], ["km", "dkm-p"], [1, 2], tmp_path / "second.jsonl", progress=False,
+             log=lambda m: None, **kwargs)             # KM's runs are held by the first store
+    records = grid_records([digits], ["km", "dkm-p"], [1, 2], tmp_path / "second.jsonl", **kwargs)
+    assert [(r["method"], r["seed"]) for r in records] == [("km", 1), ("km", 2), ("dkm-p", 1),
+                                                           ("dkm-p", 2)]
+    assert len(ResultsStore(tmp_path / "second.jsonl").records()) == 2
+    assert grid_records([digits], ["km"], [1], tmp_path / "second.jsonl", scale=0.05,
+                        loop=TINY) == []               # another scale: another grid
+
+
 GRID_SCRIPT = """
 import sys
 from dkm.methods.common import LoopConfig
@@ -289,3 +303,4 @@ def test_a_store_of_one_arithmetic_refuses_the_runs_of_the_other(tmp_path, cli):
     assert refused.returncode == 2
     assert "reproducible arithmetic" in refused.stderr and "--reproducible" in refused.stderr
     assert len(other.records()) == 1
+
