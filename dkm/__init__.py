@@ -83,6 +83,8 @@ The book, ``dkm.book``:
                              re-exported by ``dkm.book.analysis``:
 ``dkm.book.analysis._paired`` a model's scores by seed; the same-seed difference of two models.
 ``dkm.book.analysis._claims`` the paper's claims tested on the records: verdicts and their tables.
+``dkm.book.analysis._cells`` the result cells against the paper's figures, counted.
+``dkm.book.analysis._your_data`` the paper's questions on any dataset: scores, claims, the run drawn.
 ``dkm.book.analysis._line_search`` a line search's runs, curves and choices; the paper's λ or γ.
 ``dkm.book.analysis._coverage`` how many seeds each dataset and method has run (a search: at each value).
 ``dkm.book.analysis._variants`` a data variant's runs under its paper dataset, and its effect.
