@@ -256,6 +256,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "methods")
     report.add_argument("--vs-paper", action="store_true",
                         help="show the paper's value and a per-cell verdict beside each cell")
+    report.add_argument("--claims", action="store_true",
+                        help="instead of the tables, the paper's claims tested on each dataset "
+                             "of the records (holds, fails or inconclusive): at the paper's "
+                             "margin on its datasets, at the margin of the records' own spread "
+                             "on others")
     report.add_argument("--format", choices=("markdown", "html", "latex"), default="markdown")
     return parser
 
@@ -503,6 +508,11 @@ def _command_report(args: argparse.Namespace) -> int:
 
     records = [r for store in stores for r in ResultsStore(store).records()]
     print(f"read {len(records)} record(s) from {', '.join(map(str, stores))}", file=sys.stderr)
+    if args.claims:
+        if args.tables or args.vs_paper:
+            raise CommandError("--claims replaces the tables: give it without --table and "
+                               "--vs-paper")
+        return _report_claims(records, args.format)
     names = args.tables or [n for n in tables.TABLES if n != "datasets"]
     unknown = [n for n in names if n not in tables.TABLES]
     if unknown:
@@ -512,6 +522,29 @@ def _command_report(args: argparse.Namespace) -> int:
                              missing_reason={"rcv1": "not run: data unavailable"})
         print(f"\n## {name}\n")
         print(tables.render(frame, fmt=args.format))
+    return 0
+
+
+def _report_claims(records: list[dict], fmt: str) -> int:
+    """Print the paper's claims tested on each dataset of ``records``, one table each: the
+    front page's test (:func:`dkm.book.analysis.check_claims`) on the paper's datasets and
+    their variants, chapter 6's (:func:`dkm.book.analysis.check_claims_on_data`) on others;
+    claims between methods the records do not hold are left out."""
+    from dkm.book import analysis, tables
+    from dkm.data import paper_dataset
+
+    for dataset in dict.fromkeys(record["dataset"] for record in records):
+        if paper_dataset(dataset) in paper.DATASET_LABELS:
+            checked, margin = analysis.check_claims(records, datasets=[dataset]), "the paper's"
+        else:
+            checked, margin = analysis.check_claims_on_data(records, dataset), "its runs' spread"
+        checked = checked[checked["n"] > 0]
+        print(f"\n## {dataset}: the paper's claims, margin from {margin}\n")
+        if checked.empty:
+            print("No claim of the paper is between two methods of these records.")
+            continue
+        print(tables.render(analysis.verdict_table(checked, f"The paper's claims on {dataset}"),
+                            fmt=fmt))
     return 0
 
 

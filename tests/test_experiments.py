@@ -304,3 +304,29 @@ def test_a_store_of_one_arithmetic_refuses_the_runs_of_the_other(tmp_path, cli):
     assert "reproducible arithmetic" in refused.stderr and "--reproducible" in refused.stderr
     assert len(other.records()) == 1
 
+
+REPORT_SCRIPT = ("import sys\nfrom dkm.cli import main\nstatus = main(sys.argv[1:])\n"
+                 "print(status, 'tensorflow' in sys.modules)")
+
+
+def test_report_claims_tests_the_claims_on_any_data_without_tensorflow(tmp_path):
+    store = ResultsStore(tmp_path / "mine.jsonl")
+    for method, accs in (("dkm-p", [0.80, 0.82, 0.81]), ("dcn-p", [0.70, 0.71, 0.72])):
+        for seed, acc in zip(paper.PAPER_SEEDS, accs):
+            split = {"acc": acc, "nmi": acc, "ari": acc}
+            store.append(new_record("mine", method, seed, {"scale": 1.0, "lambda": 1.0},
+                                    metrics={"validation": split, "test": split}))
+    completed = subprocess.run(
+        [sys.executable, "-c", REPORT_SCRIPT, "report", "--results", str(store.path), "--claims"],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert completed.stdout.splitlines()[-1] == "0 False", completed.stderr
+    assert "## mine: the paper's claims, margin from its runs' spread" in completed.stdout
+    assert "| DKM^p > DCN^p | 3 | +10.0 ± 2.5 | 0.9 | holds |" in completed.stdout
+
+
+def test_report_claims_replaces_the_tables(tmp_path, cli):
+    ResultsStore(tmp_path / "mine.jsonl").path.write_text("")
+    refused = cli("report", "--results", str(tmp_path / "mine.jsonl"), "--claims",
+                  "--table", "table1")
+    assert refused.returncode == 2 and "--claims replaces the tables" in refused.stderr
