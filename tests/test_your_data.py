@@ -92,6 +92,8 @@ def test_the_verdict_table_has_a_row_per_claim_and_renders():
     assert row[("ACC", "margin")] == "0.9"   # both models' seeds spread by 1 point
     html = tables.render(table, fmt="html")
     assert "<b>On wine</b>" in html and "DKM<sup>p</sup> &gt; DCN<sup>p</sup>" in html
+    empty = analysis.verdict_table(checked.iloc[:0])
+    assert empty.empty and "<b>The paper&#x27;s claims</b>" in tables.render(empty, fmt="html")
     unrun = analysis.verdict_table(checked[checked["claim"] == "dkm-a>dcn-np"])
     assert unrun.iloc[0].tolist() == ["0", "not run", "–", "not testable",
                                       "not run", "–", "not testable"]

@@ -220,7 +220,7 @@ def verdict_table(checked: pd.DataFrame, title: str = "The paper's claims") -> p
         seed pairs of the row), then per metric ``(METRIC, "difference")`` (the mean same-seed
         difference, first model minus second, ± the half-width of its interval; "not run"
         without pairs), ``(METRIC, "margin")`` and ``(METRIC, "verdict")`` in words;
-        ``attrs`` holds the title and :data:`VERDICT_TABLE_CAPTION`.
+        ``attrs`` holds the title and :data:`VERDICT_TABLE_CAPTION`. No rows without claims.
     """
     rows: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
     for row in checked.itertuples():
@@ -230,9 +230,10 @@ def verdict_table(checked: pd.DataFrame, title: str = "The paper's claims") -> p
         cells[(metric, "difference")] = _difference(row)
         cells[(metric, "margin")] = "–" if math.isnan(row.margin) else f"{row.margin:.1f}"
         cells[(metric, "verdict")] = row.verdict
-    table = pd.DataFrame.from_dict(rows, orient="index").fillna("")
-    table.index = pd.MultiIndex.from_tuples(table.index, names=["group", "claim"])
-    table.columns = pd.MultiIndex.from_tuples(table.columns)
+    columns = list(dict.fromkeys(column for cells in rows.values() for column in cells))
+    table = pd.DataFrame([[cells.get(column, "") for column in columns] for cells in rows.values()],
+                         index=pd.MultiIndex.from_tuples(list(rows), names=["group", "claim"]),
+                         columns=pd.MultiIndex.from_tuples(columns or [("", "seeds")]))
     table.attrs.update(title=title, caption=VERDICT_TABLE_CAPTION)
     return table
 
