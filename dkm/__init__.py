@@ -36,6 +36,9 @@ Models, their training and their evaluation:
 ``dkm.compilation``          the compiled epochs kept on disk, for a rerun to load.
 ``dkm.shared_functions``     one compiled epoch per distinct graph, shared by a process's trainers.
 ``dkm.checkpoints``          a training phase's state at an epoch's end: interrupted runs resume.
+``dkm.startup``              TensorFlow started without its native start-up lines.
+``dkm.progress``             the progress bar of long work, in a terminal or a notebook.
+``dkm.paths``                paths as a reader sees them: relative to the current folder.
 ``dkm.methods``              the methods of the paper, one module each:
 ``dkm.methods.config``       how a configuration is recorded (no TensorFlow needed).
 ``dkm.methods.common``       what every method shares: its loop settings and its result.
@@ -82,6 +85,8 @@ The book, ``dkm.book``:
                              re-exported by ``dkm.book.analysis``:
 ``dkm.book.analysis._paired`` a model's scores by seed; the same-seed difference of two models.
 ``dkm.book.analysis._claims`` the paper's claims tested on the records: verdicts and their tables.
+``dkm.book.analysis._cells`` the result cells against the paper's figures, counted.
+``dkm.book.analysis._your_data`` the paper's questions on any dataset: scores, claims, the run drawn.
 ``dkm.book.analysis._line_search`` a line search's runs, curves and choices; the paper's λ or γ.
 ``dkm.book.analysis._coverage`` how many seeds each dataset and method has run (a search: at each value).
 ``dkm.book.analysis._variants`` a data variant's runs under its paper dataset, and its effect.

@@ -12,16 +12,15 @@ one-line message on stderr and exit status 2, not a traceback.
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 from dkm.arithmetic import (current_arithmetic, reproducible_environment,
                             use_reproducible_arithmetic)
 from dkm.protocol import paper, registry
+from dkm.startup import start_tensorflow_quietly
 
 #: The paper's eight methods, in the order of its tables.
 PAPER_METHODS = registry.PAPER_METHODS
@@ -269,6 +268,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "methods")
     report.add_argument("--vs-paper", action="store_true",
                         help="show the paper's value and a per-cell verdict beside each cell")
+    report.add_argument("--claims", action="store_true",
+                        help="instead of the tables, the paper's claims tested on each dataset "
+                             "of the records (holds, fails or inconclusive): at the paper's "
+                             "margin on its datasets, at the margin of the records' own spread "
+                             "on others")
     report.add_argument("--format", choices=("markdown", "html", "latex"), default="markdown")
     for command in (run, ablate, snapshot, pending, audit, report):  # each reads or runs methods
         _add_plugin_option(command)
@@ -519,6 +523,11 @@ def _command_report(args: argparse.Namespace) -> int:
 
     records = [r for store in stores for r in ResultsStore(store).records()]
     print(f"read {len(records)} record(s) from {', '.join(map(str, stores))}", file=sys.stderr)
+    if args.claims:
+        if args.tables or args.vs_paper:
+            raise CommandError("--claims replaces the tables: give it without --table and "
+                               "--vs-paper")
+        return _report_claims(records, args.format)
     names = args.tables or [n for n in tables.TABLES if n != "datasets"]
     unknown = [n for n in names if n not in tables.TABLES]
     if unknown:
@@ -540,19 +549,27 @@ def _load_plugins(plugins: Sequence[str]) -> None:
             raise CommandError(f"--plugin {plugin}: {error}") from None
 
 
-@contextmanager
-def _native_stderr_silenced() -> Iterator[None]:
-    """Send what native code writes to stderr (file descriptor 2) to /dev/null meanwhile."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "wb") as devnull:
-            os.dup2(devnull.fileno(), 2)
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
+def _report_claims(records: list[dict], fmt: str) -> int:
+    """Print the paper's claims tested on each dataset of ``records``, one table each: the
+    front page's test (:func:`dkm.book.analysis.check_claims`) on the paper's datasets and
+    their variants, chapter 6's (:func:`dkm.book.analysis.check_claims_on_data`) on others;
+    claims between methods the records do not hold are left out."""
+    from dkm.book import analysis, tables
+    from dkm.data import paper_dataset
+
+    for dataset in dict.fromkeys(record["dataset"] for record in records):
+        if paper_dataset(dataset) in paper.DATASET_LABELS:
+            checked, margin = analysis.check_claims(records, datasets=[dataset]), "the paper's"
+        else:
+            checked, margin = analysis.check_claims_on_data(records, dataset), "its runs' spread"
+        checked = checked[checked["n"] > 0]
+        print(f"\n## {dataset}: the paper's claims, margin from {margin}\n")
+        if checked.empty:
+            print("No claim of the paper is between two methods of these records.")
+            continue
+        print(tables.render(analysis.verdict_table(checked, f"The paper's claims on {dataset}"),
+                            fmt=fmt))
+    return 0
 
 
 def _start_tensorflow(args: argparse.Namespace) -> None:
@@ -562,22 +579,7 @@ def _start_tensorflow(args: argparse.Namespace) -> None:
     so that a mistyped argument is reported without TensorFlow's start-up time.
     """
     if not getattr(args, "verbose", False):
-        _start_tensorflow_quietly()
-
-
-@functools.cache
-def _start_tensorflow_quietly() -> None:
-    """Import TensorFlow and probe its devices without its C++ start-up lines.
-
-    TensorFlow's native logging writes CUDA and oneDNN probing messages to
-    stderr before its log level applies; they say nothing to a user of the
-    command line. ``--verbose`` keeps them. TensorFlow's Python warnings are
-    not silenced.
-    """
-    with _native_stderr_silenced():
-        import tensorflow as tf
-
-        tf.config.list_physical_devices("GPU")
+        start_tensorflow_quietly()
 
 
 def _start_tensorflow_without_keras() -> None:

@@ -105,3 +105,22 @@ def test_audit_reruns_a_record_in_its_own_arithmetic_only(tmp_path, cli):
     assert refused.returncode == 2
     assert "made in the reproducible arithmetic" in refused.stderr
     assert "leave --native out" in refused.stderr
+
+
+def test_refit_trains_one_seeds_runs_again_and_keeps_what_their_records_do_not(digits, tmp_path):
+    from dkm.protocol.audit import refit
+    from dkm.protocol.experiments import run_seeds, split_scores
+
+    records = [run_seeds(digits, method, [5], scale=0.02, loop=SMALL, cache_dir=tmp_path)[0]
+               for method in ("km", "dkm-p")]
+    fitted = refit(records, digits, cache_dir=tmp_path)
+    assert list(fitted) == ["km", "dkm-p"]
+    for record in records:   # the recorded runs, bit for bit
+        assert split_scores(digits.y, fitted[record["method"]].labels[0]) == record["metrics"]
+    assert fitted["dkm-p"].embeddings.shape == (1, digits.n_samples, digits.n_clusters)
+    assert {"pretrain_loss", "loss"} <= set(fitted["dkm-p"].history)
+    other, = run_seeds(digits, "dkm-p", [6], scale=0.02, loop=SMALL)
+    with pytest.raises(ValueError, match="one seed"):
+        refit([records[0], other], digits)
+    with pytest.raises(ValueError, match="one record per method"):
+        refit([records[1], records[1]], digits)

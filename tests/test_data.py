@@ -633,3 +633,15 @@ def test_malformed_numpy_files_are_refused(tmp_path, file_name, write, message):
 def test_a_missing_user_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such data file"):
         load(tmp_path / "absent.csv")
+
+
+def test_a_files_description_names_it_relative_to_the_current_folder(tmp_path, monkeypatch):
+    path = tmp_path / "runs" / "mine.npz"
+    path.parent.mkdir()
+    np.savez(path, X=np.ones((4, 2)))
+    monkeypatch.chdir(tmp_path)
+    assert load(path, n_clusters=2).description == "user data from runs/mine.npz"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)   # the file is not inside: its path as given
+    assert load(path, n_clusters=2).description == f"user data from {path}"

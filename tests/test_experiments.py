@@ -21,7 +21,7 @@ from dkm.methods.common import LoopConfig
 from dkm.protocol import paper
 from dkm.protocol.experiments import (TRADEOFF_GRID, configure, fit_methods, grid_cells, run_params,
                                       run_seeds)
-from dkm.protocol.grid import run_grid
+from dkm.protocol.grid import grid_records, run_grid
 from dkm.protocol.results import ResultsStore, duplicate_runs, new_record
 
 # the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
@@ -179,6 +179,20 @@ def test_grid_writes_each_run_once_and_resumes(tmp_path, digits):
     assert run_grid([digits], ["km", "dkm-p"], [1, 2, 3], store, **kwargs) == 2
     records = ResultsStore(store).records()
     assert len(records) == 6 and len({r["config_hash"] for r in records}) == 6
+
+
+def test_a_grids_records_are_read_from_every_store_of_its_folder(tmp_path, digits):
+    kwargs = dict(scale=0.02, loop=TINY)
+    run_grid([digits], ["km"], [1, 2], tmp_path / "first.jsonl", progress=False,
+             log=lambda m: None, **kwargs)
+    run_grid([digits], ["km", "dkm-p"], [1, 2], tmp_path / "second.jsonl", progress=False,
+             log=lambda m: None, **kwargs)             # KM's runs are held by the first store
+    records = grid_records([digits], ["km", "dkm-p"], [1, 2], tmp_path / "second.jsonl", **kwargs)
+    assert [(r["method"], r["seed"]) for r in records] == [("km", 1), ("km", 2), ("dkm-p", 1),
+                                                           ("dkm-p", 2)]
+    assert len(ResultsStore(tmp_path / "second.jsonl").records()) == 2
+    assert grid_records([digits], ["km"], [1], tmp_path / "second.jsonl", scale=0.05,
+                        loop=TINY) == []               # another scale: another grid
 
 
 GRID_SCRIPT = """
@@ -494,3 +508,30 @@ def test_a_deep_kmeans_written_by_hand_gives_the_protocols_labels(digits, tmp_pa
                        hidden_sizes=TINY.hidden_sizes, pretrained=pretrained, random_state=seed,
                        progress=False).fit(digits.X)
     np.testing.assert_array_equal(model.labels_, trained_results[0].labels[0])
+
+
+REPORT_SCRIPT = ("import sys\nfrom dkm.cli import main\nstatus = main(sys.argv[1:])\n"
+                 "print(status, 'tensorflow' in sys.modules)")
+
+
+def test_report_claims_tests_the_claims_on_any_data_without_tensorflow(tmp_path):
+    store = ResultsStore(tmp_path / "mine.jsonl")
+    for method, accs in (("dkm-p", [0.80, 0.82, 0.81]), ("dcn-p", [0.70, 0.71, 0.72])):
+        for seed, acc in zip(paper.PAPER_SEEDS, accs):
+            split = {"acc": acc, "nmi": acc, "ari": acc}
+            store.append(new_record("mine", method, seed, {"scale": 1.0, "lambda": 1.0},
+                                    metrics={"validation": split, "test": split}))
+    completed = subprocess.run(
+        [sys.executable, "-c", REPORT_SCRIPT, "report", "--results", str(store.path), "--claims"],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert completed.stdout.splitlines()[-1] == "0 False", completed.stderr
+    assert "## mine: the paper's claims, margin from its runs' spread" in completed.stdout
+    assert "| DKM^p > DCN^p | 3 | +10.0 ± 2.5 | 0.9 | holds |" in completed.stdout
+
+
+def test_report_claims_replaces_the_tables(tmp_path, cli):
+    ResultsStore(tmp_path / "mine.jsonl").path.write_text("")
+    refused = cli("report", "--results", str(tmp_path / "mine.jsonl"), "--claims",
+                  "--table", "table1")
+    assert refused.returncode == 2 and "--claims replaces the tables" in refused.stderr

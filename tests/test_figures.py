@@ -107,3 +107,49 @@ def test_against_paper_by_dataset_has_a_panel_per_metric_and_dataset_with_the_pa
         against_paper_by_dataset(_cells(CELLS).iloc[:0])
     with pytest.raises(ValueError, match="no result cell"):
         against_paper(_cells(CELLS).iloc[:0])
+
+
+def test_the_scores_figure_has_a_panel_per_metric_and_a_row_per_model():
+    import pandas as pd
+
+    from dkm.book.figures import method_scores_figure
+
+    scores = pd.DataFrame(
+        [("KM", "km", metric, 50.0, 1.0, 3, 47.0, 53.0) for metric in ("acc", "nmi")]
+        + [("DKM^p + KM", "dkm-p", metric, 70.0, float("nan"), 1, float("nan"), float("nan"))
+           for metric in ("acc", "nmi")],
+        columns=["model", "method", "metric", "mean", "std", "n", "low", "high"])
+    fig = method_scores_figure(scores, "mine")
+    acc, nmi = fig.axes
+    assert [ax.get_title() for ax in fig.axes] == ["test ACC (%)", "test NMI (%)"]
+    assert [t.get_text() for t in acc.get_yticklabels()] == ["KM", typeset("DKM^p + KM", "latex")]
+    assert len(acc.lines) == 3          # KM's interval and mean, DKM^p + KM's mean alone
+    plt.close(fig)
+    with pytest.raises(ValueError, match="no score"):
+        method_scores_figure(scores.iloc[:0])
+
+
+def test_the_embedding_the_shares_and_the_losses_figures():
+    import numpy as np
+    import pandas as pd
+
+    from dkm.book.figures import cluster_shares_figure, embedding_figure, training_curves
+
+    points = np.random.default_rng(0).normal(size=(30, 2))
+    fig = embedding_figure(points, {"classes": np.arange(30) % 3, "clusters": np.zeros(30)})
+    assert [ax.get_title() for ax in fig.axes] == ["classes", "clusters"]
+    plt.close(fig)
+    shares = pd.DataFrame([[60.0, 40.0], [50.0, 50.0]], index=["true classes", "DKM^p"],
+                          columns=[1, 2])
+    fig = cluster_shares_figure(shares)
+    assert len(fig.axes[0].lines) == 3  # two models and the equal sizes
+    plt.close(fig)
+    history = {"pretrain_loss": np.array([[3.0, 2.0]]), "loss": np.array([[1.0, 0.5, 0.4]])}
+    fig = training_curves({"KM": {}, "DKM^p": history, "AE-KM": {"pretrain_loss": history[
+        "pretrain_loss"]}})
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == [typeset("DKM^p", "latex"), "AE-KM"]
+    assert visible[0].lines[-1].get_xdata().tolist() == [3, 4, 5]   # after the pretraining
+    plt.close(fig)
+    with pytest.raises(ValueError, match="no loss curve"):
+        training_curves({"KM": {}})

@@ -41,25 +41,83 @@ def test_every_chapter_has_a_parameters_cell_and_a_kernelspec(source):
     assert any("parameters" in c.metadata.get("tags", ()) for c in notebook.cells)
 
 
-@pytest.mark.slow
-def test_papermill_runs_the_experiments_chapter_on_an_unlabelled_user_file(tmp_path):
-    """`papermill notebooks/06_experiments.ipynb out.ipynb -p dataset file.npz -p n_clusters 5`."""
-    import numpy as np
+#: A line that TensorFlow's C++ code (absl) writes, or tqdm's warning without ipywidgets.
+NATIVE_LOG_LINE = re.compile(r"^[IWEF]\d{4} |absl::|oneDNN|cuda|IProgress", re.M | re.I)
+
+
+def _run_experiments_chapter(folder: Path, **parameters) -> list:
+    """Papermill on chapter 6 from ``folder``, outside the repository, with the default store
+    (``folder/experiments.jsonl``); the executed notebook's outputs, cell by cell."""
+    import nbformat
     import papermill
+
+    out = folder / "out.ipynb"
+    papermill.execute_notebook(str(NOTEBOOKS / "06_experiments.ipynb"), str(out),
+                               parameters=parameters, kernel_name="python3", cwd=str(folder),
+                               progress_bar=False)
+    return [cell.get("outputs", []) for cell in nbformat.read(out, as_version=4).cells]
+
+
+def _texts(outputs: list) -> list[str]:
+    """The text of every output: a stream's, a result's plain text and HTML (not its images)."""
+    return [output.get("text") or "".join(str(output.get("data", {}).get(kind, ""))
+                                          for kind in ("text/plain", "text/html"))
+            for cell in outputs for output in cell]
+
+
+def _images(outputs: list) -> int:
+    return sum("image/png" in output.get("data", {}) for cell in outputs for output in cell)
+
+
+def _is_clean(outputs: list, folder: Path) -> None:
+    """No TensorFlow log line, no warning on stderr, no absolute path of ``folder``."""
+    streams = [output for cell in outputs for output in cell if output.get("name") == "stderr"]
+    assert not streams, [output["text"][:300] for output in streams]
+    noisy = [text[:300] for text in _texts(outputs) if NATIVE_LOG_LINE.search(text)]
+    assert not noisy, noisy
+    assert not [text for text in _texts(outputs) if str(folder) in text], "an absolute path"
+
+
+@pytest.mark.slow
+def test_papermill_answers_the_papers_questions_on_a_labelled_user_file(tmp_path):
+    """`papermill notebooks/06_experiments.ipynb out.ipynb -p dataset mine.npz -p seeds 3`: the
+    scores over the seeds, the claims' verdicts, the scores' figure and the embedding's."""
+    import numpy as np
     from sklearn.datasets import load_digits
 
-    data = tmp_path / "mine.npz"
-    np.savez(data, X=load_digits().data[:300] / 16)
-    out = tmp_path / "out.ipynb"
-    papermill.execute_notebook(   # run outside the repository, with the default store
-        str(NOTEBOOKS / "06_experiments.ipynb"), str(out),
-        parameters=dict(dataset=str(data), n_clusters=5, methods=["km", "dkm-p"], seeds=1,
-                        scale=0.02),
-        kernel_name="python3", cwd=str(tmp_path), progress_bar=False,
-    )
+    digits = load_digits()
+    np.savez(tmp_path / "mine.npz", X=digits.data[:300] / 16, y=digits.target[:300])
+    outputs = _run_experiments_chapter(
+        tmp_path, dataset=str(tmp_path / "mine.npz"), seeds=3, scale=0.02,
+        methods=["km", "ae-km", "dcn-p", "dkm-p"])
+    texts = "\n".join(_texts(outputs))
+    assert "Every method in the records" in texts and "DKM<sup>p</sup> + KM" in texts
+    assert "The paper&#x27;s claims on mine" in texts or "The paper's claims on mine" in texts
+    assert re.search(r"<td>(holds|fails|inconclusive)</td>", texts)
+    assert "not testable" not in texts                      # three seeds: every claim decided
+    assert _images(outputs) >= 4   # the scores, the embedding, the clusters' shares, the losses
+    _is_clean(outputs, tmp_path)
+
+
+@pytest.mark.slow
+def test_papermill_runs_the_experiments_chapter_on_an_unlabelled_user_file(tmp_path):
+    """`papermill notebooks/06_experiments.ipynb out.ipynb -p dataset file.npz -p n_clusters 5`:
+    the records carry no metrics, the page shows what needs no labels."""
+    import numpy as np
+    from sklearn.datasets import load_digits
+
+    np.savez(tmp_path / "mine.npz", X=load_digits().data[:300] / 16)
+    outputs = _run_experiments_chapter(
+        tmp_path, dataset=str(tmp_path / "mine.npz"), n_clusters=5, methods=["km", "dkm-p"],
+        seeds=1, scale=0.02)
     store = tmp_path / "experiments.jsonl"   # the current folder's, outside a repository
     lines = store.read_text().splitlines()
     assert len(lines) == 2 and all('"metrics": null' in line for line in lines)
+    texts = "\n".join(_texts(outputs))
+    assert "unlabelled" in texts and "Every method in the records" not in texts
+    assert "claims on mine" not in texts
+    assert _images(outputs) == 3   # the embedding by cluster, the clusters' shares, the losses
+    _is_clean(outputs, tmp_path)
 
 
 INLINE = "%matplotlib inline"
@@ -107,8 +165,8 @@ def test_the_inline_magic_draws_under_mplbackend_agg(monkeypatch):
 
 #: Chapters whose prose is written in their Markdown: numbers are glued, each data-dependent
 #: sentence is checked by a hidden assertion, and no code cell writes a sentence.
-WRITTEN_PROSE = ["../book/intro.md", "07_results.md", "08_representations.md", "09_lambda_search.md",
-                 "10_reproducing.md", "11_ablations.md"]
+WRITTEN_PROSE = ["../book/intro.md", "06_experiments.md", "07_results.md", "08_representations.md",
+                 "09_lambda_search.md", "10_reproducing.md", "11_ablations.md"]
 #: What a code cell that assembles prose looks like: a Markdown object built from anything but a
 #: table's ``.to_markdown(...)`` (an f-string, a join, a concatenation, a function's text), and
 #: the {glue:md} role that pastes such an object into the text.

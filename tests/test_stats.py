@@ -15,6 +15,7 @@ from dkm.book.stats import (
     claim_verdict,
     compare_with_paper,
     detectable_difference,
+    mean_interval,
     p_value_within_rounding,
     significance_marks,
     student_pvalue,
@@ -322,3 +323,14 @@ def test_the_detectable_difference_is_where_students_test_reaches_5_percent() ->
         detectable_difference(1.0, 1.0, 1)
     with pytest.raises(ValueError, match="finite"):
         detectable_difference(-1.0, 1.0, 10)
+
+
+def test_mean_interval_is_students_t_interval_of_the_mean() -> None:
+    mean, low, high = mean_interval([70.0, 72.0, 77.0], confidence=0.9)
+    half = scipy_stats.t.ppf(0.95, 2) * np.std([70.0, 72.0, 77.0], ddof=1) / math.sqrt(3)
+    assert (mean, low, high) == pytest.approx((73.0, 73.0 - half, 73.0 + half))
+    assert mean_interval([5.0, 5.0]) == (5.0, 5.0, 5.0)
+    single = mean_interval([4.0])
+    assert single[0] == 4.0 and math.isnan(single[1]) and math.isnan(single[2])
+    with pytest.raises(ValueError, match="zero runs"):
+        mean_interval([])

@@ -573,3 +573,14 @@ def test_power_of_ten_writes_the_exponent_as_a_superscript():
     assert tables.power_of_ten(2384.0, digits=1) == "2.4 × 10³"
     assert tables.power_of_ten(0.0024) == "2 × 10⁻³"
     assert tables.power_of_ten(1.5e12) == "2 × 10¹²"
+
+
+def test_the_methods_table_has_every_recorded_method_then_kmeans_on_their_embeddings():
+    records = (fake_runs("dkm-p", "wine", [0.8, 0.9], km_acc=[0.7, 0.8])
+               + fake_runs("km", "wine", [0.5, 0.6]) + fake_runs("ae-km", "wine", [0.6, 0.6]))
+    table = build("methods", records)
+    assert list(table.index) == [("", "KM"), ("", "AE-KM"), ("", "DKM^p"),
+                                 (tables.spec.KMEANS_ON_EMBEDDING_HEADING, "DKM^p + KM")]
+    assert str(table.loc[(tables.spec.KMEANS_ON_EMBEDDING_HEADING, "DKM^p + KM"),
+                         ("wine", "ACC")]) == "75.0±7.1 (n=2)"
+    assert list(build("methods", fake_runs("km", "wine", [0.5])).index) == [("", "KM")]

@@ -13,6 +13,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib import ticker
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -22,7 +23,8 @@ from dkm.protocol import paper
 from dkm.protocol.experiments import TRADEOFF_GRID
 
 __all__ = ["panel_grid", "line_search_figure", "against_paper", "against_paper_by_dataset",
-           "rerun_figure", "STANDING_COLOURS"]
+           "rerun_figure", "STANDING_COLOURS", "method_scores_figure", "embedding_figure",
+           "cluster_shares_figure", "training_curves"]
 
 #: The colour of a result cell by how it stands against the paper's figure
 #: (:data:`dkm.book.analysis.STANDINGS`): consistent with it, above it, below it.
@@ -307,4 +309,154 @@ def against_paper_by_dataset(cells: pd.DataFrame, title: str | None = None) -> F
     fig.tight_layout(rect=(0, legend_room, 1, 1))
     paper_handle = plt.Line2D([], [], color="black", marker="d", ls="", ms=5)
     _standing_legend(fig, {"the paper's": paper_handle}, loc="lower center", ncol=4)
+    return fig
+
+
+def method_scores_figure(scores: pd.DataFrame, title: str | None = None) -> Figure:
+    """Each model's test scores over the seeds, one panel per metric.
+
+    A model's row holds its mean (a dot; hollow for k-means on a method's embedding, ``"+
+    KM"``) and the interval of the mean (a bar); a single seed has no bar.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        :func:`dkm.book.analysis.method_scores`.
+    title : str, optional
+        The figure's title.
+    """
+    if scores.empty:
+        raise ValueError("no score to draw")
+    metrics = list(dict.fromkeys(scores["metric"]))
+    models = list(dict.fromkeys(scores["model"]))
+    rows = {model: len(models) - 1 - i for i, model in enumerate(models)}
+    fig, axes = plt.subplots(1, len(metrics), squeeze=False, sharey=True,
+                             figsize=(3.2 * len(metrics) + 1.4, 0.34 * len(models) + 1.5))
+    for ax, metric in zip(axes[0], metrics):
+        part = scores[scores["metric"] == metric]
+        for row in part.itertuples():
+            y = rows[row.model]
+            on_embedding = paper.parse_model_label(row.model).kmeans_on_embedding
+            if not math.isnan(row.low):
+                ax.plot([row.low, row.high], [y, y], color="tab:blue", lw=1.6, alpha=0.6)
+            ax.plot(row.mean, y, "o", ms=5, color="tab:blue",
+                    markerfacecolor="white" if on_embedding else "tab:blue")
+        lowest = min(0.0, part["mean"].min() - 5)
+        ax.set(xlim=(lowest, 100), title=f"test {metric.upper()} (%)")
+        ax.tick_params(labelsize=8)
+        ax.grid(axis="x", ls=":", color="0.8")
+    axes[0, 0].set_yticks(list(rows.values()), [typeset(model, "latex") for model in rows])
+    axes[0, 0].set_ylim(-0.6, len(models) - 0.4)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def embedding_figure(points: np.ndarray, colourings: Mapping[str, np.ndarray],
+                     title: str | None = None) -> Figure:
+    """Points of an embedding in the plane, one panel per way of colouring them.
+
+    Parameters
+    ----------
+    points : numpy.ndarray of shape (n_points, 2)
+        The points' coordinates (:func:`dkm.book.analysis.plane_view`).
+    colourings : mapping
+        Panel title -> a class or cluster per point (the true classes, a method's clusters).
+    title : str, optional
+        The figure's title.
+    """
+    if not colourings:
+        raise ValueError("no colouring of the points to draw")
+    fig, axes = panel_grid(len(colourings), width=4.2, height=4.2, max_columns=2)
+    for ax, (name, groups) in zip(axes.flat, colourings.items()):
+        codes = pd.factorize(np.asarray(groups), sort=True)[0]
+        colours = plt.get_cmap("tab10" if codes.max() < 10 else "tab20")
+        ax.scatter(points[:, 0], points[:, 1], c=codes % colours.N, cmap=colours,
+                   vmin=0, vmax=colours.N - 1, s=6, alpha=0.8, linewidths=0)
+        ax.set_title(name, fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def cluster_shares_figure(shares: pd.DataFrame, title: str | None = None) -> Figure:
+    """The share of the points each cluster holds, largest first, one line per model; the
+    dashed line is clusters of equal size.
+
+    Parameters
+    ----------
+    shares : pandas.DataFrame
+        :func:`dkm.book.analysis.cluster_shares`.
+    title : str, optional
+        The figure's title.
+    """
+    if shares.empty:
+        raise ValueError("no clusters to draw")
+    fig, ax = plt.subplots(figsize=(5.6, 3.4))
+    ranks = shares.columns.to_numpy()
+    for model, row in shares.iterrows():
+        ax.plot(ranks, row.to_numpy(), "o-", ms=4, lw=1.2, label=typeset(str(model), "latex"))
+    ax.axhline(100 / len(ranks), color="0.5", ls="--", lw=1, label="equal sizes")
+    ax.set(xlabel="cluster, by size", ylabel="share of the points (%)", xticks=ranks,
+           ylim=(0, None))
+    ax.grid(True, ls=":", color="0.85")
+    ax.legend(fontsize=8, frameon=False, loc="upper right")
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def training_curves(histories: Mapping[str, Mapping[str, np.ndarray]], replica: int = 0,
+                    title: str | None = None) -> Figure:
+    """Each model's loss per epoch: its pretraining's, where it has one, then its own.
+
+    Parameters
+    ----------
+    histories : mapping
+        Model -> its per-epoch curves (``MethodResult.history``: ``"loss"`` and, for a
+        pretrained method, ``"pretrain_loss"``, each ``(replicas, epochs)``); a model with
+        neither (KM) is left out.
+    replica : int
+        The replica (seed) whose curves are drawn.
+    title : str, optional
+        The figure's title.
+    """
+    shown = {model: curves for model, curves in histories.items()
+             if {"loss", "pretrain_loss"} & set(curves)}
+    if not shown:
+        raise ValueError("no loss curve to draw")
+    fig, axes = panel_grid(len(shown), width=3.6, height=2.8, max_columns=3)
+    for ax, (model, curves) in zip(axes.flat, shown.items()):
+        before, loss = (np.asarray(curves[name], dtype=float)[replica] if name in curves
+                        else np.empty(0) for name in ("pretrain_loss", "loss"))
+        if before.size:
+            ax.plot(np.arange(1, before.size + 1), before, color="0.5", lw=1.2,
+                    label="pretraining (reconstruction)")
+        if before.size and loss.size:
+            ax.axvline(before.size + 0.5, color="0.7", ls=":", lw=1)
+        if loss.size:
+            ax.plot(np.arange(before.size + 1, before.size + loss.size + 1), loss,
+                    color="tab:blue", lw=1.4, label="the method's loss")
+        ax.set(xlabel="epoch", yscale="log", title=typeset(model, "latex"))
+        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+        ax.grid(True, ls=":", color="0.85")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("loss")
+    legend: dict[str, Any] = {}
+    for ax in axes.flat[:len(shown)]:
+        legend.update(zip(*reversed(ax.get_legend_handles_labels())))
+    if title:
+        fig.suptitle(title, fontsize=10)
+    rows = axes.shape[0]
+    fig.tight_layout(rect=(0, 0.1 / rows, 1, 1))
+    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=2, fontsize=8,
+               frameon=False)
     return fig

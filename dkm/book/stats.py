@@ -113,6 +113,7 @@ __all__ = [
     "DEFAULT_GROUPS",
     "VERDICTS",
     "summarize",
+    "mean_interval",
     "student_pvalue",
     "welch_interval",
     "significance_marks",
@@ -179,6 +180,28 @@ def summarize(values: ArrayLike) -> tuple[float, float, int]:
         raise ValueError("cannot summarize zero runs")
     std = float(runs.std(ddof=1)) if runs.size > 1 else float("nan")
     return float(runs.mean()), std, int(runs.size)
+
+
+def mean_interval(values: ArrayLike, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean of the runs and its Student's t interval, ``(mean, low, high)``.
+
+    The interval is NaN with a single run; a constant sample has its value at both ends.
+
+    Raises
+    ------
+    ValueError
+        If there are no values or one is not finite.
+
+    Examples
+    --------
+    >>> [round(v, 2) for v in mean_interval([1.0, 2.0, 3.0])]
+    [2.0, -0.48, 4.48]
+    """
+    mean, std, n = summarize(values)
+    if n < 2:
+        return mean, math.nan, math.nan
+    half = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1) * std / math.sqrt(n))
+    return mean, mean - half, mean + half
 
 
 def _constant(runs: np.ndarray) -> bool:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dkm.data._dataset import Dataset, _refuse_options, from_arrays
+from dkm.paths import shown_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,7 +41,8 @@ def _load_file(path: Path, *, label_column: str | None, n_clusters: int | None) 
                 f"({', '.join(_SVMLIGHT_SUFFIXES)})"
             )
         return from_arrays(
-            X, y, n_clusters=n_clusters, name=path.stem, description=f"user data from {path}"
+            X, y, n_clusters=n_clusters, name=path.stem,
+            description=f"user data from {shown_path(path)}",
         )
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from err

@@ -8,10 +8,10 @@ from typing import Callable, Sequence
 import numpy as np
 import tensorflow as tf
 from sklearn.cluster import KMeans
-from tqdm.auto import tqdm
 
 from dkm.autoencoder import Architecture, Autoencoder, PAPER_HIDDEN_SIZES, Products
 from dkm.checkpoints import PhaseState, RunCheckpoints
+from dkm.progress import tqdm
 from dkm.training import (
     DEFAULT_SAMPLER, Adam, BatchSampler, Layout, Objective, SamplerKind, Trainer, xla_pays,
 )

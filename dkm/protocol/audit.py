@@ -7,18 +7,24 @@ where they differ, names what differs between the machine and settings that wrot
 and those that reran it (:func:`differences`): the vector instruction set, the settings that
 decide the arithmetic, the libraries, the code. A record written before records named their
 arithmetic says only its CPU: the reason is then "not established".
+
+:func:`refit` trains the runs of one seed's records again and keeps what a record does not:
+the final embeddings, the clusters, the per-epoch curves.
 """
 from __future__ import annotations
 
 import dataclasses
+import os
 import tempfile
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from dkm.protocol import registry
-from dkm.protocol.experiments import configure, data_fingerprint, run_params, run_seeds
+from dkm.protocol.experiments import (configure, data_fingerprint, fit_methods, run_params,
+                                      run_seeds)
+from dkm.protocol.results import config_hash
 
-__all__ = ["Audit", "LAST_BITS", "rerun", "audit_record", "differences"]
+__all__ = ["Audit", "LAST_BITS", "rerun", "refit", "audit_record", "differences"]
 
 Verdict = Literal["same", "last bits", "different"]
 #: The largest relative difference of two scores that differ only in their last bits.
@@ -100,18 +106,17 @@ def _changed_fields(record: Mapping[str, Any], dataset: Any, loop: Any) -> dict[
     return changed
 
 
-def rerun(record: Mapping[str, Any], dataset: Any) -> dict[str, Any]:
-    """Train the run of ``record`` again on ``dataset`` (its data) and return the new record.
+@dataclass(frozen=True)
+class _Run:
+    """What rebuilds a record's run: the loop's settings, λ or γ, the other fields it changed."""
 
-    The pretraining is trained again too (in a temporary cache, so that the new
-    record names its fingerprint as the record may).
+    loop: Any
+    tradeoff: float | None
+    overrides: dict[str, Any]
 
-    Raises
-    ------
-    ValueError
-        When the data is not the record's, or the run cannot be rebuilt from the
-        record's fields (its configuration hash would differ).
-    """
+
+def _rebuilt(record: Mapping[str, Any], dataset: Any) -> _Run:
+    """The run of ``record`` rebuilt from its fields, checked against its configuration hash."""
     from dkm.methods.common import LoopConfig
 
     params = record["params"]
@@ -125,13 +130,84 @@ def rerun(record: Mapping[str, Any], dataset: Any) -> dict[str, Any]:
     changed = _changed_fields(record, dataset, loop)
     tradeoff = params.get(entry.tradeoff) if entry.tradeoff else None
     overrides = {k: v for k, v in changed.items() if k != entry.tradeoff}
-    with tempfile.TemporaryDirectory() as cache:
-        new, = run_seeds(dataset, record["method"], [record["seed"]], tradeoff=tradeoff,
-                         scale=params["scale"], overrides=overrides, loop=loop, cache_dir=cache)
-    if new["config_hash"] != record["config_hash"]:
+    config = configure(record["method"], dataset, tradeoff, params["scale"], overrides)
+    rebuilt = config_hash(dataset.name, record["method"], record["seed"],
+                          run_params(record["method"], config, loop, params["scale"],
+                                     data_fingerprint(dataset)))
+    if rebuilt != record["config_hash"]:
         raise ValueError(f"cannot rebuild the run of {record['config_hash'][:12]} from its fields "
-                         f"(the rebuilt one hashes to {new['config_hash'][:12]})")
+                         f"(the rebuilt one hashes to {rebuilt[:12]})")
+    return _Run(loop, tradeoff, overrides)
+
+
+def rerun(record: Mapping[str, Any], dataset: Any) -> dict[str, Any]:
+    """Train the run of ``record`` again on ``dataset`` (its data) and return the new record.
+
+    The pretraining is trained again too (in a temporary cache, so that the new
+    record names its fingerprint as the record may).
+
+    Raises
+    ------
+    ValueError
+        When the data is not the record's, or the run cannot be rebuilt from the
+        record's fields (its configuration hash would differ).
+    """
+    run = _rebuilt(record, dataset)
+    with tempfile.TemporaryDirectory() as cache:
+        new, = run_seeds(dataset, record["method"], [record["seed"]], tradeoff=run.tradeoff,
+                         scale=record["params"]["scale"], overrides=run.overrides, loop=run.loop,
+                         cache_dir=cache)
     return new
+
+
+def refit(records: Sequence[Mapping[str, Any]], dataset: Any, *,
+          cache_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Train the runs of ``records`` again and return what a record does not keep.
+
+    A record keeps a run's scores, not its final embedding, its clusters or its per-epoch
+    curves. This trains the runs of one seed again, every method from one shared
+    pretraining (:func:`dkm.protocol.experiments.fit_methods`), and returns their full
+    results. Rebuilt from the records' fields, in the arithmetic they were made in, on a CPU
+    of the same vector instruction sets, the runs are the recorded ones: their scores are the
+    records', bit for bit. It costs what the runs cost, less the pretraining when
+    ``cache_dir`` holds it (the grid's cache, ``.pretraining-cache/`` beside its store).
+
+    Parameters
+    ----------
+    records : sequence of dict
+        Records of one dataset and seed, one per method, of one scale and loop settings.
+    dataset : Dataset
+        Their data.
+    cache_dir : path, optional
+        Where the shared pretraining is cached; None: trained in memory.
+
+    Returns
+    -------
+    dict of str to MethodResult
+        By method id, in the order of ``records``.
+
+    Raises
+    ------
+    ValueError
+        For no records, records of several seeds, scales or loop settings or of one method
+        twice, data that is not theirs, or a run that cannot be rebuilt from its fields.
+    """
+    records = list(records)
+    methods = [record["method"] for record in records]
+    if not records or len(set(methods)) < len(methods):
+        raise ValueError(f"refit takes one record per method, got methods {methods}")
+    runs = [_rebuilt(record, dataset) for record in records]
+    seeds = {record["seed"] for record in records}
+    scales = {record["params"]["scale"] for record in records}
+    if len(seeds) > 1 or len(scales) > 1 or any(run.loop != runs[0].loop for run in runs):
+        raise ValueError(f"refit takes the records of one seed, scale and loop settings, got "
+                         f"seeds {sorted(seeds)} and scales {sorted(scales)}")
+    return fit_methods(dataset, methods, sorted(seeds), scale=scales.pop(),
+                       tradeoffs={m: run.tradeoff for m, run in zip(methods, runs)
+                                  if run.tradeoff is not None},
+                       overrides={m: run.overrides for m, run in zip(methods, runs)
+                                  if run.overrides},
+                       loop=runs[0].loop, cache_dir=cache_dir)
 
 
 def _scores(record: Mapping[str, Any]) -> dict[str, float]:

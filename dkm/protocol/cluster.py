@@ -87,7 +87,7 @@ def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, sca
     int
         Number of records added.
     """
-    from tqdm.auto import tqdm
+    from dkm.progress import tqdm
 
     distributed = _distributed()
     if client.dashboard_link:

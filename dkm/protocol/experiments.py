@@ -142,10 +142,14 @@ def data_fingerprint(dataset: Dataset) -> str:
     return digest.hexdigest()[:16]
 
 
-def _scores(y: np.ndarray | None, labels: np.ndarray, parts: dict[str, np.ndarray]):
+def split_scores(y: np.ndarray | None, labels: np.ndarray) -> dict[str, dict[str, float]] | None:
+    """A run's scores as its record holds them: ACC, NMI and ARI of its clusters on the
+    protocol's validation and test parts (:data:`SPLIT_SEED`); None without labels."""
     if y is None:
         return None
-    return {part: evaluate(y[idx], labels[idx]) for part, idx in parts.items()}
+    split = validation_test_split(len(y), seed=SPLIT_SEED)
+    return {part: evaluate(y[idx], labels[idx])
+            for part, idx in (("validation", split.validation), ("test", split.test))}
 
 
 def run_seeds(
@@ -194,8 +198,6 @@ def run_seeds(
     entry = registry.get(method)
     config = configure(method, dataset, tradeoff, scale, overrides or {})
     params = run_params(method, config, loop, scale, data_fingerprint(dataset))
-    split = validation_test_split(dataset.n_samples, seed=SPLIT_SEED)
-    parts = {"validation": split.validation, "test": split.test}
 
     recorded = provenance()  # the code that trains, not the checkout when training ends
     hashes = [config_hash(dataset.name, method, int(seed), params) for seed in seeds]
@@ -216,9 +218,9 @@ def run_seeds(
         recorded = {**recorded, "resumed": checkpoints.resumed}
     records = [new_record(
         dataset.name, method, int(seed), params,
-        metrics=_scores(dataset.y, result.labels[s], parts),
+        metrics=split_scores(dataset.y, result.labels[s]),
         kmeans_on_embedding=None if friendliness is None
-        else _scores(dataset.y, friendliness[s], parts),
+        else split_scores(dataset.y, friendliness[s]),
         wall_time_s=round(wall / len(seeds), 3), replicas_trained_together=len(seeds),
         provenance=recorded if pretrained is None
         else {**recorded, "pretraining": pretrained.fingerprint(s)},
@@ -335,11 +337,28 @@ def run_piece(piece: Piece, *, scale: float, loop: Any,
                         checkpoint_dir=checkpoint_dir)
 
 
-def _missing_seeds(done: Collection[str], data: Dataset, cell: Cell, seeds: Sequence[int],
-                   scale: float, loop: Any) -> list[int]:
+def _cell_hashes(data: Dataset, cell: Cell, seeds: Sequence[int], scale: float,
+                 loop: Any) -> dict[int, str]:
+    """The configuration hash of a cell's run for each seed."""
     config = configure(cell.method, data, cell.tradeoff, scale, dict(cell.overrides))
     params = run_params(cell.method, config, loop, scale, data_fingerprint(data))
-    return [int(s) for s in seeds if config_hash(data.name, cell.method, int(s), params) not in done]
+    return {int(s): config_hash(data.name, cell.method, int(s), params) for s in seeds}
+
+
+def _missing_seeds(done: Collection[str], data: Dataset, cell: Cell, seeds: Sequence[int],
+                   scale: float, loop: Any) -> list[int]:
+    return [s for s, run in _cell_hashes(data, cell, seeds, scale, loop).items() if run not in done]
+
+
+def grid_hashes(datasets: Iterable[Dataset], methods: Iterable[str], seeds: Sequence[int], *,
+                scale: float, lambda_search: bool, overrides: dict[str, Any] | None,
+                loop: Any) -> list[str]:
+    """The configuration hashes of a grid's runs, in the grid's order (dataset, cell, seed):
+    what :func:`grid_pieces` cuts into pieces, done or not."""
+    methods = list(methods)
+    return [run for data in datasets
+            for cell in grid_cells(methods, data.name, lambda_search, overrides)
+            for run in _cell_hashes(data, cell, seeds, scale, loop).values()]
 
 
 def fit_methods(
@@ -352,6 +371,7 @@ def fit_methods(
     overrides: dict[str, dict[str, Any]] | None = None,
     loop: Any = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Train several methods on one dataset from one shared pretraining.
 
@@ -359,7 +379,7 @@ def fit_methods(
     trained on all points for every seed (stacked replicas) and its full
     result is returned, embeddings and per-epoch history included (for
     figures such as the t-SNE of the final embeddings). The pretraining is
-    computed once, in memory, and every pretrained method starts from it, so
+    computed once (or loaded from ``cache_dir``) and every pretrained method starts from it, so
     that for a given seed AE-KM's embedding *is* the starting point of DCN^p,
     IDEC^p and DKM^p.
 
@@ -388,6 +408,10 @@ def fit_methods(
         call skips the phases that had finished, resumes the one in progress
         and returns the same results. The files are removed once every
         method is trained. None: no checkpoints.
+    cache_dir : path, optional
+        Where the shared pretraining is cached, as in :func:`run_seeds` (a grid's
+        ``.pretraining-cache/``): one cached there is loaded, not trained again.
+        None: trained in memory.
 
     Returns
     -------
@@ -437,7 +461,7 @@ def fit_methods(
             epochs = config.pretrain_epochs
             if epochs not in pretrainings:  # saved with the first method that needs it
                 pretrainings[epochs] = _shared_pretraining(data, list(seeds), config,
-                                                           method_loop, None)
+                                                           method_loop, cache_dir)
             pretrained = pretrainings[epochs]
         results[method] = entry.train(data.X, data.n_clusters, list(seeds), config,
                                       method_loop, pretrained)

@@ -14,12 +14,18 @@ from typing import Any, Callable, Iterable, Sequence
 
 from dkm.data import Dataset
 from dkm.protocol.cluster import run_pieces
-from dkm.protocol.experiments import grid_pieces, run_piece
+from dkm.protocol.experiments import grid_hashes, grid_pieces, run_piece
 from dkm.arithmetic import current_arithmetic
 from dkm.protocol.results import (ResultsStore, check_store_arithmetic, held_runs,
                                   results_folder)
 
-__all__ = ["run_grid"]
+__all__ = ["run_grid", "grid_records", "pretraining_cache"]
+
+
+def pretraining_cache(results: str | os.PathLike[str]) -> Path:
+    """Where :func:`run_grid` caches the shared pretraining by default: ``.pretraining-cache/``
+    beside the store (:func:`dkm.protocol.audit.refit` loads it from there)."""
+    return Path(results).parent / ".pretraining-cache"
 
 
 def run_grid(
@@ -52,7 +58,7 @@ def run_grid(
     interrupted itself resumes from its last checkpoint
     (:func:`dkm.protocol.experiments.run_seeds`), kept in ``checkpoint_dir``, by
     default ``.checkpoints/`` beside the store; the shared pretraining is cached
-    in ``cache_dir``, by default ``.pretraining-cache/`` there.
+    in ``cache_dir``, by default ``.pretraining-cache/`` there (:func:`pretraining_cache`).
 
     ``seeds_per_batch`` seeds train together as one computation (stacked
     replicas on a GPU, replica after replica on a CPU:
@@ -70,15 +76,14 @@ def run_grid(
     int
         Number of records added.
     """
-    from tqdm.auto import tqdm
-
     from dkm.methods.common import LoopConfig
+    from dkm.progress import tqdm
 
     store = ResultsStore(results)
     check_store_arithmetic(store, current_arithmetic())
     held = held_runs(results_folder(results))
     loop = loop or LoopConfig(progress=False)
-    cache_dir = cache_dir if cache_dir is not None else Path(results).parent / ".pretraining-cache"
+    cache_dir = cache_dir if cache_dir is not None else pretraining_cache(results)
     checkpoint_dir = (checkpoint_dir if checkpoint_dir is not None
                       else Path(results).parent / ".checkpoints")
     pieces = grid_pieces(store, datasets, methods, seeds, scale=scale,
@@ -97,3 +102,35 @@ def run_grid(
                 store.append(record)
                 added += 1
     return added
+
+
+def grid_records(
+    datasets: Iterable[Dataset],
+    methods: Iterable[str],
+    seeds: Sequence[int],
+    results: str | os.PathLike[str],
+    *,
+    scale: float = 1.0,
+    lambda_search: bool = False,
+    overrides: dict[str, Any] | None = None,
+    loop: Any = None,
+) -> list[dict[str, Any]]:
+    """The records of a grid's runs that the results folder of ``results`` holds.
+
+    A grid's runs are those :func:`run_grid` runs with the same arguments (its datasets
+    loaded, in this process's arithmetic); the folder keeps one record of each, in ``results``
+    or another of its stores (:func:`dkm.protocol.results.held_runs`). Other runs of the store
+    (other data, scales, seeds, methods, arithmetic or trade-off values) are left out. In
+    the grid's order: dataset, method and trade-off value, seed.
+
+    Returns
+    -------
+    list of dict
+        After :func:`run_grid`, one record per run of the grid.
+    """
+    from dkm.methods.common import LoopConfig
+
+    held = held_runs(results_folder(results))
+    runs = grid_hashes(datasets, methods, seeds, scale=scale, lambda_search=lambda_search,
+                       overrides=overrides, loop=loop or LoopConfig(progress=False))
+    return [held[run][1] for run in runs if run in held]

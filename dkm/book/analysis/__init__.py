@@ -32,6 +32,17 @@ method's records for the dataset and distance at the trade-off value with the
 best mean validation ACC, which for the protocol's stores is the paper's own
 value.
 
+Any dataset
+-----------
+On a dataset the paper did not use there are no published figures to take a margin from:
+:func:`check_claims_on_data` tests the claims a run of the protocol can test
+(:data:`DATA_CLAIMS`) at :func:`spread_margin`, :func:`paper_margin`'s rule on the records' own
+spread, and :func:`verdict_table` sets the verdicts out for a reader; :func:`method_scores`
+gives each model's mean, spread and interval over the seeds, :func:`embedding_run` the run
+whose embedding a page draws (:func:`plane_view` puts it in the plane),
+:func:`cluster_shares` how the points spread over the clusters, :func:`search_reference`
+the paper's dataset a line search is compared with.
+
 Beyond the claims
 -----------------
 The same records answer the book's other questions, one private module each:
@@ -127,6 +138,21 @@ from dkm.book.analysis._standin import (
     standin_tradeoff_table,
 )
 from dkm.book.analysis._variants import on_paper_dataset, variant_effect
+from dkm.book.analysis._your_data import (
+    DATA_CLAIM_COLUMNS,
+    DATA_CLAIMS,
+    MARGIN_FLOOR,
+    METHOD_SCORE_COLUMNS,
+    VERDICT_TABLE_CAPTION,
+    check_claims_on_data,
+    cluster_shares,
+    embedding_run,
+    method_scores,
+    plane_view,
+    search_reference,
+    spread_margin,
+    verdict_table,
+)
 
 __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIRS", "seed_scores",
            "MarginRule", "paper_margin",
@@ -145,5 +171,9 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "standin_rows", "rerun_gaps", "with_reruns", "authors_code_comparison", "AUTHORS_CODE_COLUMNS", "search_scores",
            "chosen_against_paper",
            "precision_effect", "seed_differences", "PRECISION_EFFECT_COLUMNS", "side_by_side",
-           "warm_rate", "SIDE_BY_SIDE_MEASURES", "reproducible_fits", "in_present_settings",
-           "FIT_PARTS"]
+           "warm_rate", "SIDE_BY_SIDE_MEASURES", "reproducible_fits",
+           "in_present_settings", "FIT_PARTS",
+           "DATA_CLAIMS", "DATA_CLAIM_COLUMNS", "MARGIN_FLOOR", "METHOD_SCORE_COLUMNS",
+           "VERDICT_TABLE_CAPTION",
+           "check_claims_on_data", "cluster_shares", "embedding_run", "method_scores",
+           "plane_view", "search_reference", "spread_margin", "verdict_table"]

@@ -149,6 +149,18 @@ def _verdict(kind: ClaimKind, low: float, high: float, n: int, margin: float,
     return claim_verdict(kind, low, high, margin)
 
 
+def _tested(first: pd.Series, second: pd.Series, kind: ClaimKind, confidence: float,
+            margin: float, excepted: bool = False) -> dict[str, Any]:
+    """One claim's cell tested on two models' scores by seed: the columns of
+    :func:`check_claims` from ``ours`` to ``verdict`` and the unpaired ones."""
+    mean, low, high, n = paired_difference(first, second, confidence)
+    _, u_low, u_high, u_n = unpaired_difference(first, second, confidence)
+    return {"ours": mean, "low": low, "high": high, "n": n, "margin": margin,
+            "verdict": _verdict(kind, low, high, n, margin, excepted),
+            "unpaired_low": u_low, "unpaired_high": u_high,
+            "unpaired_verdict": _verdict(kind, u_low, u_high, min(n, u_n), margin, excepted)}
+
+
 def check_claims(
     records: Iterable[Mapping[str, Any]],
     claims: Sequence[Claim] = CLAIMS,
@@ -204,21 +216,15 @@ def check_claims(
                 published = (paper.reported(claim.table, claim.first, paper_dataset(dataset), metric)[0]
                              - paper.reported(claim.table, claim.second, paper_dataset(dataset),
                                               metric)[0])
-                first = seed_scores(frame, claim.first, dataset, metric)
-                second = seed_scores(frame, claim.second, dataset, metric)
-                mean, low, high, n = paired_difference(first, second, confidence)
-                _, u_low, u_high, u_n = unpaired_difference(first, second, confidence)
-                excepted = (paper_dataset(dataset), metric) in claim.exceptions
-                delta = margin(claim, dataset, metric)
+                tested = _tested(seed_scores(frame, claim.first, dataset, metric),
+                                 seed_scores(frame, claim.second, dataset, metric), claim.kind,
+                                 confidence, margin(claim, dataset, metric),
+                                 (paper_dataset(dataset), metric) in claim.exceptions)
                 rows.append({"claim": claim.key, "text": claim.text, "label": claim.label,
                              "kind": claim.kind,
                              "dataset": dataset, "metric": metric, "paper": round(published, 1),
-                             "ours": mean, "low": low, "high": high, "n": n, "margin": delta,
-                             "verdict": _verdict(claim.kind, low, high, n, delta, excepted),
-                             "size_inside": bool(low <= published <= high),
-                             "unpaired_low": u_low, "unpaired_high": u_high,
-                             "unpaired_verdict": _verdict(claim.kind, u_low, u_high, min(n, u_n),
-                                                          delta, excepted)})
+                             **tested,
+                             "size_inside": bool(tested["low"] <= published <= tested["high"])})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

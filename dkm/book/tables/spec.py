@@ -198,7 +198,8 @@ TABLES: dict[str, TableSpec] = {
         kind="results",
         title="Every method in the records",
         caption=_RESULTS_CAPTION + " Every method with records, the paper's or not, on every "
-                                   "dataset they hold.",
+                                   "dataset they hold, and k-means on the final embedding of "
+                                   "those that learn one (\"+ KM\").",
         groups=(),
         metrics=("acc", "nmi", "ari"),
         rows_from_records=True,
@@ -213,15 +214,26 @@ TABLES: dict[str, TableSpec] = {
     ),
 }
 
+#: The heading of the rows of k-means on the methods' embeddings in :func:`with_recorded_rows`.
+KMEANS_ON_EMBEDDING_HEADING = "k-means on the method's final embedding (k-Means-friendliness)"
+
+
 def with_recorded_rows(spec: TableSpec, methods: Iterable[str],
                        datasets: Iterable[str]) -> TableSpec:
-    """``spec`` with one row per method of ``methods`` that the registry holds (in its order)
-    and one column group per dataset of ``datasets`` (the paper's first, in its order)."""
-    recorded = set(methods)
-    rows = tuple(paper.METHOD_LABELS[m] for m in registry.ids() if m in recorded)
+    """``spec`` with one row per method of ``methods`` that the registry holds (in its order),
+    then, under :data:`KMEANS_ON_EMBEDDING_HEADING`, one row of k-means on the embedding of
+    each of them the protocol runs it for (``"DKM^p + KM"``), and one column group per dataset
+    of ``datasets`` (the paper's first, in its order)."""
+    methods = set(methods)
+    recorded = [m for m in registry.ids() if m in methods]
+    groups = [RowGroup("", tuple(paper.METHOD_LABELS[m] for m in recorded))]
+    on_embedding = tuple(paper.model_label(m, kmeans_on_embedding=True) for m in recorded
+                         if registry.get(m).kmeans_on_embedding)
+    if on_embedding:
+        groups.append(RowGroup(KMEANS_ON_EMBEDDING_HEADING, on_embedding))
     present = set(datasets)
     ordered = [d for d in _PAPER_DATASETS if d in present] + sorted(present - set(_PAPER_DATASETS))
-    return replace(spec, groups=(RowGroup("", rows),), datasets=tuple(ordered))
+    return replace(spec, groups=tuple(groups), datasets=tuple(ordered))
 
 
 STATISTIC_LABELS = {"samples": "#Samples", "classes": "#Classes", "dimensions": "Dimensions"}
