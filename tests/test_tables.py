@@ -306,7 +306,8 @@ def test_tables_leave_out_the_records_of_undeclared_methods() -> None:
     plugin = {**declared[0], "method": "ae-gmm", "params": {"scale": 1.0}}
     plugin["config_hash"] = config_hash("usps", "ae-gmm", plugin["seed"], plugin["params"])
     table = build("methods", declared + [plugin])
-    assert list(table.index.get_level_values(1)) == ["DKM^p"]
+    shown = list(table.index.get_level_values(1))
+    assert "DKM^p" in shown and not [label for label in shown if "gmm" in label.lower()], shown
 
 
 def test_line_search_selects_the_best_validation_acc() -> None:
