@@ -394,7 +394,7 @@ def _command_snapshot(args: argparse.Namespace) -> int:
 
 
 def _command_pending(args: argparse.Namespace) -> int:
-    from dkm.book import analysis
+    from dkm.book import ablations, analysis
     from dkm.protocol.declarations import LINE_SEARCHES
     from dkm.protocol.experiments import LINE_SEARCH_SEEDS, TRADEOFF_GRID
     from dkm.protocol.results import ResultsStore, protocol_stores, record_scale, store_path
