@@ -57,9 +57,8 @@ Models, their training and their evaluation:
 
 The protocol, ``dkm.protocol``:
 
-``dkm.protocol.registry``    every method described once: label, family, pretraining, trade-off,
-                             default configuration and what trains it (its estimator), read
-                             from declarations: the package's, entry points', plugins'.
+``dkm.protocol.registry``    every method described once (label, family, pretraining, estimator,
+                             ...), read from declarations (package, entry points, plugins).
 ``dkm.protocol.declarations`` the package's methods, declared: the one file that writes their ids.
 ``dkm.protocol.paper``       the paper's transcription: its seeds, validation-optimal λ and γ,
                              labels, datasets and reported figures.
@@ -96,8 +95,7 @@ The book, ``dkm.book``:
 ``dkm.book.analysis._standin`` the GPU stand-in's output as tables: throughput, runs, precision, α.
 ``dkm.book.analysis._authors_code`` the authors' own code beside the package and the paper.
 ``dkm.book.figures``         figures drawn from records (the λ line search's curves).
-``dkm.book.declarations``    the methods the book adds to the registry (its entry point): the
-                             DKM authors' DCN.
+``dkm.book.declarations``    the methods the book adds to the registry: the DKM authors' DCN.
 ``dkm.book.ablations``       the ablation studies, a run's switches and their effect against the
                              protocol's runs, one private module per job, all re-exported by
                              ``dkm.book.ablations``:

@@ -614,8 +614,8 @@ def embed(autoencoder: Autoencoder, data: tf.Tensor, chunk_size: int = 1024) -> 
 
     The data are encoded in chunks of ``chunk_size`` points, so that the
     hidden layers of a whole dataset never sit in memory at once (a chunk's
-    widest layer, 2000 wide: 8 MB per replica). A point's embedding does not
-    depend on the chunk it is encoded in.
+    widest layer, 2000 wide: 8 MB per replica). The same chunks give the same bits;
+    another chunk size may round a point's embedding otherwise (fewer rows, another sum order).
     """
     chunks = [
         autoencoder.encode_all(data[start:start + chunk_size]).numpy()

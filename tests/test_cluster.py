@@ -46,12 +46,15 @@ def _wait_until_gone(client, address: str, deadline: float) -> None:
 
 def test_a_grid_on_a_cluster_survives_a_dead_worker_and_matches_a_local_run(tmp_path):
     digits = load("digits")
-    reference = tmp_path / "local.jsonl"
+    # two results folders: a grid does not run again what a store of its folder holds
+    reference = tmp_path / "local" / "runs.jsonl"
+    reference.parent.mkdir()
     run_grid([digits], GRID["methods"], GRID["seeds"], reference, progress=False, **KWARGS)
     expected = {r["config_hash"]: r for r in ResultsStore(reference).records()}
     assert len(expected) == 6
 
-    store = tmp_path / "cluster.jsonl"
+    store = tmp_path / "cluster" / "runs.jsonl"
+    store.parent.mkdir()
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client, ThreadPoolExecutor(1) as pool:

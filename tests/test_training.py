@@ -238,12 +238,15 @@ def test_the_sequential_layout_needs_the_objectives_per_replica_state():
 
 
 @pytest.mark.parametrize("products", ["float32", "bfloat16"])
-def test_a_points_embedding_does_not_depend_on_its_chunk(products):
+def test_a_points_embedding_depends_on_its_chunk_only_by_rounding(products):
     architecture = Architecture(64, 10, (32, 32, 64))
     data = tf.constant(np.random.default_rng(2).uniform(0, 1, (300, 64)), tf.float32)
     autoencoder = Autoencoder(architecture, [1, 2], products=products)
     whole = embed(autoencoder, data)
-    np.testing.assert_array_equal(embed(autoencoder, data, chunk_size=7), whole)
+    # the same chunks give the same bits; other chunks the same values to float32 rounding (on
+    # an AVX2-only CPU, products of 7 rows sum in another order than products of 300)
+    np.testing.assert_array_equal(embed(autoencoder, data), whole)
+    np.testing.assert_allclose(embed(autoencoder, data, chunk_size=7), whole, rtol=1e-5, atol=1e-6)
     assert whole.shape == (2, 300, 10)
 
 
@@ -270,5 +273,7 @@ def test_the_shared_embedding_function_uses_each_networks_own_weights():
                            tf.float32)
         chunk = int(rng.choice([7, 128, 1024]))
         stacked = tf.broadcast_to(data[None], [autoencoder.n_replicas, *data.shape])
-        np.testing.assert_array_equal(embed(autoencoder, data, chunk_size=chunk),
-                                      autoencoder.encode(stacked).numpy(), err_msg=f"step {step}")
+        # another network's weights would be far off; float32 rounding is not (see above)
+        np.testing.assert_allclose(embed(autoencoder, data, chunk_size=chunk),
+                                   autoencoder.encode(stacked).numpy(), rtol=1e-5, atol=1e-6,
+                                   err_msg=f"step {step}")
