@@ -814,6 +814,7 @@ def test_reproducible_fits_compare_each_part_of_each_cpus_last_fit_with_the_fixt
     # the environment is not compared
     assert fits.loc["native"][["labels", "pretraining losses", "weights"]].all()
     assert fits.centres_relative.tolist() == [0.0, 0.25]
+    assert fits.centres_differing.tolist() == [0, 1]
     assert reproducible_fits(tmp_path / "none", tmp_path / "fixture.json").empty
 
 

@@ -336,19 +336,21 @@ def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFram
         One row per CPU and mode (the last line of each; reproducible fits made in
         earlier settings of the mode are left out): ``cpu``, ``mode``
         (``"reproducible"``, ``"native"``), then for each part of
-        :data:`FIT_PARTS` whether it is the fixture's, bit for bit, and
-        ``centres_relative``, the largest relative difference of a centre's
-        coordinate from the fixture's. Empty when there is no line.
+        :data:`FIT_PARTS` whether it is the fixture's, bit for bit,
+        ``centres_differing``, how many of the centres' coordinates are not the
+        fixture's bits, and ``centres_relative``, the largest relative difference
+        of a centre's coordinate from the fixture's. Empty when there is no line.
     """
     reference = json.loads(Path(fixture).read_text())
     last = _last_fits(directory)
     centres = np.frombuffer(bytes.fromhex(reference["centers"]), np.float32)
 
-    def relative(line: Mapping[str, Any]) -> float:
+    def compared(line: Mapping[str, Any]) -> dict[str, Any]:
         other = np.frombuffer(bytes.fromhex(line["centers"]), np.float32)
-        return float(np.max(np.abs(other - centres) / np.abs(centres)))
+        return {"centres_differing": int(np.sum(other != centres)),
+                "centres_relative": float(np.max(np.abs(other - centres) / np.abs(centres)))}
 
-    rows = [{"cpu": cpu, "mode": mode, **_same_parts(line, reference),
-             "centres_relative": relative(line)}
+    rows = [{"cpu": cpu, "mode": mode, **_same_parts(line, reference), **compared(line)}
             for (cpu, mode), line in last.items()]
-    return pd.DataFrame(rows, columns=["cpu", "mode", *FIT_PARTS, "centres_relative"])
+    return pd.DataFrame(rows, columns=["cpu", "mode", *FIT_PARTS, "centres_differing",
+                                       "centres_relative"])
