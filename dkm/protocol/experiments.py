@@ -239,11 +239,17 @@ def _run_checkpoints(checkpoint_dir, hashes: Sequence[str]):
 
 def _shared_pretraining(dataset, seeds, config, loop, cache_dir):
     """The seeds' pretraining, cached in ``cache_dir``; the reproducible arithmetic's in a
-    folder of its own there (a pretraining in the other arithmetic is another run's)."""
+    folder of its own there (a pretraining in the other arithmetic is another run's), one per
+    number of TensorFlow's intra-op threads (which can change the bits of a larger fit)."""
+    import tensorflow as tf
+
     from dkm.methods.pretraining import load_or_pretrain
 
     if cache_dir is not None and current_arithmetic() != "native":  # native: the older caches
-        cache_dir = Path(cache_dir) / current_arithmetic()
+        threads = (tf.config.threading.get_intra_op_parallelism_threads()  # as TensorFlow
+                   or int(os.environ.get("TF_NUM_INTRAOP_THREADS") or 0)  # chooses its pool
+                   or len(os.sched_getaffinity(0)))
+        cache_dir = Path(cache_dir) / current_arithmetic() / f"threads-{threads}"
     architecture = loop.architecture(dataset.n_features, dataset.n_clusters)
     return load_or_pretrain(dataset.X, architecture, list(seeds), config.pretrain_epochs, loop,
                             cache_dir=cache_dir)
