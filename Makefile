@@ -38,8 +38,10 @@ test: $(VENV)/.installed-test
 	OMP_NUM_THREADS=1 TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 \
 	    $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
+# One TensorFlow thread, as the tests have: the chapters' small runs then give the same bits on
+# any number of cores (a digits fit's can change with the thread count, benchmarks/README.md).
 book: $(VENV)/.installed-book
-	$(BIN)/jupyter-book build . -W --keep-going
+	TF_NUM_INTRAOP_THREADS=1 $(BIN)/jupyter-book build . -W --keep-going
 
 clean:
 	rm -rf _build .pytest_cache
