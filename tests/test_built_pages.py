@@ -154,14 +154,7 @@ def test_a_pages_text_holds_no_fault(source):
     assert not faults, f"{source.name}: " + "; ".join(map(str, faults))
 
 
-#: Chapter 7's parameters cell is collapsed with the rest of that chapter's rewrite (issue 67's
-#: front page and results); strict, so that this mark goes once it is.
-SHOWN_UNTIL_ITS_REWRITE = pytest.mark.xfail(strict=True, reason="chapter 7 is rewritten apart")
-
-
-@pytest.mark.parametrize("source", [
-    pytest.param(p, marks=SHOWN_UNTIL_ITS_REWRITE) if p.name == "07_results.md" else p
-    for p in PAGES], ids=lambda p: p.name)
+@pytest.mark.parametrize("source", PAGES, ids=lambda p: p.name)
 def test_a_pages_parameters_cell_is_collapsed_or_removed(source):
     shown = [cell.source.splitlines()[0] for cell in jupytext.read(source).cells
              if "parameters" in cell.metadata.get("tags", ())
