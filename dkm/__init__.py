@@ -32,7 +32,7 @@ Models, their training and their evaluation:
 ``dkm.losses``               distances, the stable soft assignment and the DKM loss.
 ``dkm.training``             the one minibatch training loop every method shares.
 ``dkm.kernel_settings``      what chooses a CPU's kernels: its vector extensions, the variables read.
-``dkm.arithmetic``           the reproducible arithmetic: the same kernels on every x86-64 CPU.
+``dkm.arithmetic``           the reproducible arithmetic: kernels capped at AVX2 on every CPU.
 ``dkm.compilation``          the compiled epochs kept on disk, for a rerun to load.
 ``dkm.shared_functions``     one compiled epoch per distinct graph, shared by a process's trainers.
 ``dkm.checkpoints``          a training phase's state at an epoch's end: interrupted runs resume.

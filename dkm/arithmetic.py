@@ -1,4 +1,4 @@
-"""Reproducible arithmetic: the same kernels on x86-64 CPUs of different instruction sets.
+"""Reproducible arithmetic: kernels capped at AVX2 on x86-64 CPUs of different instruction sets.
 
 On a CPU, the bits of a fit depend on more than its inputs. oneDNN (TensorFlow's
 matrix products) and XLA (the compiled training epochs) pick their kernels for
@@ -16,10 +16,12 @@ caps XLA at AVX2 (an instruction set every x86-64 server and desktop CPU of the
 last decade has) without its platform-dependent math, and runs OpenMP on one
 thread: scikit-learn's k-means (which starts the centres of the pretrained
 methods) splits its sums between OpenMP threads, so its bits depend on their
-number. TensorFlow's own thread pools do not change the bits
-(``tests/test_arithmetic.py`` checks 1 against 2 intra-op threads), and that
-test compares, on each machine the tests run on, a small fit with a fixture's
-bits.
+number. The mode does not fix TensorFlow's own thread pools: a small fit keeps
+its bits on 1 or 2 intra-op threads (``tests/test_arithmetic.py`` checks it),
+but a larger one can change them (``TF_NUM_INTRAOP_THREADS`` fixes the number;
+the tests and ``make book`` use one). That test file also compares, on each
+machine the tests run on, a small fit with a fixture's bits; chapter 10 says on
+which CPUs they agree.
 
 The settings are environment variables that TensorFlow, oneDNN, XLA and OpenMP
 read when they start: :func:`use_reproducible_arithmetic` sets them, limits the
@@ -94,7 +96,7 @@ def current_arithmetic(environ: Mapping[str, str] = os.environ) -> Arithmetic:
 
 def use_reproducible_arithmetic(cpuinfo: str | None = None) -> None:
     """Choose the reproducible arithmetic for this process (:func:`reproducible_environment`):
-    the same kernels on every x86-64 CPU with AVX2, one OpenMP thread, and the mode's own
+    kernels capped at AVX2 on every x86-64 CPU, one OpenMP thread, and the mode's own
     folder of compiled epochs.
 
     Parameters
