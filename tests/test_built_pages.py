@@ -142,6 +142,19 @@ def test_the_command_line_checks_a_built_site(tmp_path, capsys):
     assert list(site_faults(tmp_path)) == ["notebooks/faulty.html"]
 
 
+def test_the_report_and_chapter_10_are_held_to_their_length(tmp_path):
+    # what a reader reads counts: prose, tables, outputs; code does not
+    (tmp_path / "book").mkdir()
+    code = "<div class='cell_input'><pre>" + "x = 1\n" * 2000 + "</pre></div>"
+    (tmp_path / "book" / "intro.html").write_text(_page("<p>" + "word " * 1500 + "</p>" + code))
+    assert site_faults(tmp_path) == {}
+    (tmp_path / "book" / "intro.html").write_text(_page("<p>" + "word " * 1501 + "</p>"))
+    fault, = site_faults(tmp_path)["book/intro.html"]
+    assert (fault.kind, fault.excerpt) == ("length", "1501 words, above the page's 1500")
+    (tmp_path / "other.html").write_text(_page("<p>" + "word " * 5000 + "</p>"))  # no budget
+    assert list(site_faults(tmp_path)) == ["book/intro.html"]
+
+
 def test_make_book_runs_the_checks():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert config["sphinx"]["local_extensions"].get("page_checks") == "book/_ext"

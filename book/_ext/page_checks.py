@@ -16,7 +16,10 @@ Each check is a class of fault, not an instance:
 ``local path``
     an absolute path of the machine that built the page (``/home/…``, ``/tmp/…``), anywhere;
 ``parameter cell``
-    a chapter's papermill ``parameters`` cell shown, neither removed nor collapsed.
+    a chapter's papermill ``parameters`` cell shown, neither removed nor collapsed;
+``length``
+    a page of :data:`WORD_BUDGETS` longer than its budget, in the words a reader reads
+    (prose, tables and outputs; not code).
 
 Code is not prose: inline code, code cells and code blocks are exempt from every check but
 the local paths; so are the formulas.
@@ -47,6 +50,9 @@ NEGATIVE_ZERO = re.compile(r"(?<![\w.])[−-]0(?:\.0+)?(?:e[+-]?\d+)?(?![\w.])")
 PARENTHESISED_PLURAL = re.compile(r"\b[A-Za-z]+\(s\)")
 LOCAL_PATH = re.compile(r"(?<![\w.~])/(?:work|home|tmp|root)/")
 SNAKE_CASE = re.compile(r"(?<![\w./:=-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/(=-])")
+
+#: The pages held to a length, in words: the reproduction report and the chapter on reruns.
+WORD_BUDGETS = {"book/intro.html": 1_500, "notebooks/10_reproducing.html": 4_000}
 
 #: The checks of each place on a page: (fault, pattern).
 CHECKS = {
@@ -154,16 +160,20 @@ class _PageReader(HTMLParser):
         return PROSE
 
 
-def html_faults(html: str, *, whole_document: bool = True) -> list[Fault]:
+def html_faults(html: str, *, whole_document: bool = True,
+                word_budget: int | None = None) -> list[Fault]:
     """The faults of a built page, or of a fragment (an output's HTML) when not
-    ``whole_document``."""
+    ``whole_document``; a page longer than ``word_budget`` words, when given, is one."""
     reader = _PageReader(whole_document)
     reader.feed(html)
     reader.close()
-    faults = [fault for place, text in _joined(reader.pieces)
-              for fault in text_faults(text, place)]
+    pieces = _joined(reader.pieces)
+    faults = [fault for place, text in pieces for fault in text_faults(text, place)]
     faults += [Fault("parameter cell", CODE, "a parameters cell is shown")
                ] * reader.shown_parameters
+    words = sum(len(text.split()) for place, text in pieces if place != CODE)
+    if word_budget is not None and words > word_budget:
+        faults.append(Fault("length", PROSE, f"{words} words, above the page's {word_budget}"))
     return faults
 
 
@@ -270,7 +280,8 @@ def site_faults(html_root: str | Path) -> dict[str, list[Fault]]:
         if {"_static", "_sources", "_images"} & set(page.relative_to(root).parts) \
                 or page.name in ("genindex.html", "search.html"):
             continue
-        faults = html_faults(page.read_text(encoding="utf-8"))
+        name = page.relative_to(root).as_posix()
+        faults = html_faults(page.read_text(encoding="utf-8"), word_budget=WORD_BUDGETS.get(name))
         if faults:
             found[str(page.relative_to(root))] = faults
     return found
