@@ -283,7 +283,7 @@ def site_faults(html_root: str | Path) -> dict[str, list[Fault]]:
         name = page.relative_to(root).as_posix()
         faults = html_faults(page.read_text(encoding="utf-8"), word_budget=WORD_BUDGETS.get(name))
         if faults:
-            found[str(page.relative_to(root))] = faults
+            found[name] = faults
     return found
 
 
