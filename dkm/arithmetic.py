@@ -16,10 +16,13 @@ caps XLA at AVX2 (an instruction set every x86-64 server and desktop CPU of the
 last decade has) without its platform-dependent math, and runs OpenMP on one
 thread: scikit-learn's k-means (which starts the centres of the pretrained
 methods) splits its sums between OpenMP threads, so its bits depend on their
-number. The mode does not fix TensorFlow's own thread pools: a small fit keeps
-its bits on 1 or 2 intra-op threads (``tests/test_arithmetic.py`` checks it),
-but a larger one can change them (``TF_NUM_INTRAOP_THREADS`` fixes the number;
-the tests and ``make book`` use one). That test file also compares, on each
+number. TensorFlow's own intra-op pool splits a larger fit's sums too (a small
+fit keeps its bits on 1 or 2 threads, ``tests/test_arithmetic.py`` checks it; a
+quarter of the digits does not), so the mode runs it on
+:data:`REPRODUCIBLE_INTRA_OP_THREADS` threads whatever the machine's cores,
+unless ``TF_NUM_INTRAOP_THREADS`` names another number (the tests and ``make
+book`` use one); a record names the number and an audit reruns it on as many
+(:func:`recorded_intra_op_threads`). That test file also compares, on each
 machine the tests run on, a small fit with a fixture's bits; chapter 10 says on
 which CPUs they agree.
 
@@ -34,6 +37,7 @@ record names them in its provenance
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from typing import Literal
@@ -42,6 +46,7 @@ from dkm.compilation import use_compilation_cache
 from dkm.kernel_settings import cpuinfo_fields
 
 __all__ = ["ARITHMETICS", "Arithmetic", "REPRODUCIBLE_ISA", "REPRODUCIBLE_XLA_FLAGS",
+           "REPRODUCIBLE_INTRA_OP_THREADS", "intra_op_threads", "recorded_intra_op_threads",
            "reproducible_environment", "use_reproducible_arithmetic", "is_reproducible",
            "current_arithmetic"]
 
@@ -54,6 +59,9 @@ REPRODUCIBLE_ISA = "AVX2"
 #: The XLA flags of the reproducible arithmetic, each replacing any value of its own flag.
 REPRODUCIBLE_XLA_FLAGS = (f"--xla_cpu_max_isa={REPRODUCIBLE_ISA}",
                           "--xla_cpu_enable_platform_dependent_math=false")
+#: TensorFlow's intra-op threads in the reproducible arithmetic where ``TF_NUM_INTRAOP_THREADS``
+#: names no number: a fixed count rather than one per core, since it can change a fit's bits.
+REPRODUCIBLE_INTRA_OP_THREADS = 2
 
 
 def reproducible_environment(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
@@ -62,7 +70,8 @@ def reproducible_environment(environ: Mapping[str, str] = os.environ) -> dict[st
     ``TF_ENABLE_ONEDNN_OPTS`` turns TensorFlow's oneDNN kernels off and
     ``ONEDNN_MAX_CPU_ISA`` caps oneDNN; :data:`REPRODUCIBLE_XLA_FLAGS` are added to
     the ``XLA_FLAGS`` already set, whose other flags are kept; ``OMP_NUM_THREADS``
-    is 1.
+    is 1; ``TF_NUM_INTRAOP_THREADS`` keeps its value in ``environ``, or is
+    :data:`REPRODUCIBLE_INTRA_OP_THREADS`.
     """
     names = {flag.split("=")[0] for flag in REPRODUCIBLE_XLA_FLAGS}
     xla_flags = [flag for flag in environ.get("XLA_FLAGS", "").split()
@@ -70,7 +79,34 @@ def reproducible_environment(environ: Mapping[str, str] = os.environ) -> dict[st
     return {"TF_ENABLE_ONEDNN_OPTS": "0",
             "ONEDNN_MAX_CPU_ISA": REPRODUCIBLE_ISA,
             "XLA_FLAGS": " ".join([*xla_flags, *REPRODUCIBLE_XLA_FLAGS]),
-            "OMP_NUM_THREADS": "1"}
+            "OMP_NUM_THREADS": "1",
+            "TF_NUM_INTRAOP_THREADS": (environ.get("TF_NUM_INTRAOP_THREADS")
+                                       or str(REPRODUCIBLE_INTRA_OP_THREADS))}
+
+
+def intra_op_threads(environ: Mapping[str, str] = os.environ) -> int:
+    """The number of intra-op threads TensorFlow starts with in a process of ``environ``:
+    ``TF_NUM_INTRAOP_THREADS``, or one per core the process may run on."""
+    return int(environ.get("TF_NUM_INTRAOP_THREADS") or 0) or len(os.sched_getaffinity(0))
+
+
+def recorded_intra_op_threads(provenance: Mapping[str, object]) -> int | None:
+    """The number of TensorFlow's intra-op threads a record's run had, from its provenance.
+
+    Its ``arithmetic`` names the number (records made before it did: 0, and
+    ``TF_NUM_INTRAOP_THREADS`` where it was set); where it does not, TensorFlow ran
+    one per core, and the number of cores is the one its ``device`` names. None
+    when the provenance tells neither.
+    """
+    arithmetic = provenance.get("arithmetic")
+    if isinstance(arithmetic, Mapping):
+        environment = arithmetic.get("environment") or {}
+        named = (int(arithmetic.get("intra_op_threads") or 0)
+                 or int(environment.get("TF_NUM_INTRAOP_THREADS") or 0))
+        if named:
+            return named
+    cores = re.search(r"\((\d+) cores\)", str(provenance.get("device", "")))
+    return int(cores.group(1)) if cores else None
 
 
 def is_reproducible(environment: Mapping[str, str]) -> bool:
@@ -96,8 +132,8 @@ def current_arithmetic(environ: Mapping[str, str] = os.environ) -> Arithmetic:
 
 def use_reproducible_arithmetic(cpuinfo: str | None = None) -> None:
     """Choose the reproducible arithmetic for this process (:func:`reproducible_environment`):
-    kernels capped at AVX2 on every x86-64 CPU, one OpenMP thread, and the mode's own
-    folder of compiled epochs.
+    kernels capped at AVX2 on every x86-64 CPU, one OpenMP thread, TensorFlow's intra-op
+    threads fixed, and the mode's own folder of compiled epochs.
 
     Parameters
     ----------

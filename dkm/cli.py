@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from dkm.arithmetic import (current_arithmetic, reproducible_environment,
-                            use_reproducible_arithmetic)
+from dkm.arithmetic import (current_arithmetic, recorded_intra_op_threads,
+                            reproducible_environment, use_reproducible_arithmetic)
 from dkm.protocol import paper, registry
 from dkm.startup import start_tensorflow_quietly
 
@@ -236,9 +236,10 @@ def build_parser() -> argparse.ArgumentParser:
     audit = commands.add_parser(
         "audit", help="rerun records and say which give their numbers again, bit for bit",
         description="Train the runs of chosen records again (pretraining included) and compare "
-                    "their scores bit for bit; where they differ, name what differs between the "
-                    "record's machine and settings and this one's (dkm.protocol.audit). Nothing "
-                    "is appended to the store.",
+                    "their scores bit for bit, in the records' arithmetic and on as many "
+                    "TensorFlow intra-op threads as they ran; where the scores differ, name what "
+                    "differs between the record's machine and settings and this one's "
+                    "(dkm.protocol.audit). Nothing is appended to the store.",
     )
     audit.add_argument("--results", required=True, help="the JSON Lines results store to audit")
     audit.add_argument("--method", action="append", dest="methods", metavar="METHOD",
@@ -479,6 +480,14 @@ def _command_audit(args: argparse.Namespace) -> int:
         raise CommandError(f"--{args.arithmetic}: the records were made in the {arithmetics[0]} "
                            f"arithmetic, and a rerun in another is another run; leave "
                            f"--{args.arithmetic} out")
+    threads = {recorded_intra_op_threads(record.get("provenance", {})) for record in chosen}
+    threads.discard(None)
+    if len(threads) > 1:
+        raise CommandError(f"the records chosen ran TensorFlow on "
+                           f"{' and '.join(map(str, sorted(threads)))} intra-op threads: audit "
+                           "them apart (--method, --seed)")
+    if threads:  # a larger fit's bits depend on the number
+        os.environ["TF_NUM_INTRAOP_THREADS"] = str(threads.pop())
     _use_arithmetic(arithmetics[0])
     _start_tensorflow(args)
     datasets = {}

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from dkm.arithmetic import (REPRODUCIBLE_ISA, is_reproducible, reproducible_environment,
+from dkm.arithmetic import (REPRODUCIBLE_INTRA_OP_THREADS, REPRODUCIBLE_ISA, intra_op_threads,
+                            is_reproducible, recorded_intra_op_threads, reproducible_environment,
                             use_reproducible_arithmetic)
 from dkm.compilation import compilation_cache_directory
 
@@ -32,13 +33,29 @@ def test_the_environment_caps_onednn_and_xla_and_keeps_other_xla_flags():
         "ONEDNN_MAX_CPU_ISA": REPRODUCIBLE_ISA,
         "XLA_FLAGS": "--xla_cpu_enable_fast_math=false --xla_cpu_max_isa=AVX2 "
                      "--xla_cpu_enable_platform_dependent_math=false",
-        "OMP_NUM_THREADS": "1"}
+        "OMP_NUM_THREADS": "1",
+        "TF_NUM_INTRAOP_THREADS": str(REPRODUCIBLE_INTRA_OP_THREADS)}
     assert is_reproducible(environment)
     assert not is_reproducible({**environment, "XLA_FLAGS": ""})  # XLA not capped
     assert not is_reproducible({**environment, "XLA_FLAGS": "--xla_cpu_max_isa=AVX2"})
     assert not is_reproducible({**environment, "TF_ENABLE_ONEDNN_OPTS": "1"})
     assert not is_reproducible({**environment, "OMP_NUM_THREADS": "2"})
     assert not is_reproducible({})
+
+
+def test_tensorflows_threads_are_fixed_unless_named_and_a_record_says_how_many_it_ran():
+    assert REPRODUCIBLE_INTRA_OP_THREADS == 2  # the USPS protocol's records ran two
+    assert reproducible_environment({"TF_NUM_INTRAOP_THREADS": "1"})["TF_NUM_INTRAOP_THREADS"] == "1"
+    assert intra_op_threads({"TF_NUM_INTRAOP_THREADS": "3"}) == 3
+    assert intra_op_threads({}) == len(os.sched_getaffinity(0))
+    named = {"arithmetic": {"intra_op_threads": 2, "environment": {}}, "device": "CPU: x (8 cores)"}
+    assert recorded_intra_op_threads(named) == 2
+    # records made before provenance named the number: the variable where set, else the cores
+    older = {"arithmetic": {"intra_op_threads": 0, "environment": {}}, "device": "CPU: x (4 cores)"}
+    assert recorded_intra_op_threads(older) == 4
+    older["arithmetic"]["environment"]["TF_NUM_INTRAOP_THREADS"] = "1"
+    assert recorded_intra_op_threads(older) == 1
+    assert recorded_intra_op_threads({"device": "GPU: y"}) is None
 
 
 def test_it_must_be_chosen_before_tensorflow_starts(monkeypatch):

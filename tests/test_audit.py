@@ -44,6 +44,15 @@ def test_differences_name_the_instruction_sets_the_settings_the_libraries_and_th
     assert "TensorFlow's oneDNN kernels: on → off" not in differences(unsaid, HERE)
 
 
+def test_differences_name_tensorflows_threads_as_the_number_each_run_had():
+    recorded = {**HERE, "device": "CPU: AMD EPYC (4 cores)"}  # 0: one thread per core
+    here = {**HERE, "arithmetic": {**AVX2, "intra_op_threads": 2,
+                                   "environment": {**AVX2["environment"],
+                                                   "TF_NUM_INTRAOP_THREADS": "2"}}}
+    assert differences(recorded, here) == ("TensorFlow's intra-op threads: 4 → 2",)
+    assert differences({**recorded, "device": "CPU: AMD EPYC (2 cores)"}, here) == ()
+
+
 def test_a_record_without_its_arithmetic_names_only_its_cpu():
     older = {"device": "CPU: AMD EPYC (2 cores)", "git_commit": "b" * 40}
     assert differences(older, HERE) == (
@@ -91,10 +100,11 @@ def test_a_record_of_other_data_is_refused(digits):
         rerun(record, digits)
 
 
-def test_audit_reruns_a_record_in_its_own_arithmetic_only(tmp_path, cli):
+def test_audit_reruns_records_in_their_own_arithmetic_and_threads_only(tmp_path, cli, monkeypatch):
     from dkm.arithmetic import reproducible_environment
     from dkm.protocol.results import ResultsStore, new_record
 
+    monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "1")  # restored: audit sets the records' number
     store = ResultsStore(tmp_path / "digits.jsonl")
     scores = {"validation": {"acc": 0.5, "nmi": 0.5, "ari": 0.5},
               "test": {"acc": 0.5, "nmi": 0.5, "ari": 0.5}}
@@ -105,6 +115,15 @@ def test_audit_reruns_a_record_in_its_own_arithmetic_only(tmp_path, cli):
     assert refused.returncode == 2
     assert "made in the reproducible arithmetic" in refused.stderr
     assert "leave --native out" in refused.stderr
+    # a record made on four cores without the number named, beside one made on two threads
+    unnamed = {k: v for k, v in reproducible_environment({}).items()
+               if k != "TF_NUM_INTRAOP_THREADS"}
+    store.append(new_record("digits", "km", 291, {"arithmetic": "reproducible", "scale": 1.0},
+                            metrics=scores, provenance={"device": "CPU: AMD EPYC (4 cores)",
+                                                        "arithmetic": {"environment": unnamed}}))
+    mixed = cli("audit", "--results", str(store.path))
+    assert mixed.returncode == 2
+    assert "ran TensorFlow on 2 and 4 intra-op threads: audit them apart" in mixed.stderr
 
 
 def test_refit_trains_one_seeds_runs_again_and_keeps_what_their_records_do_not(digits, tmp_path):

@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
 
+from dkm.arithmetic import recorded_intra_op_threads
 from dkm.protocol import registry
 from dkm.protocol.experiments import (configure, data_fingerprint, fit_methods, run_params,
                                       run_seeds)
@@ -223,8 +224,9 @@ def differences(recorded: Mapping[str, Any], here: Mapping[str, Any]) -> tuple[s
 
     In this order: the CPU's vector instruction sets (or, for a record that does
     not name them, its CPU), the settings of the arithmetic (instruction-set
-    caps, thread counts; whether TensorFlow ran its oneDNN kernels, where both
-    records say), the libraries and the code.
+    caps, OpenMP's threads), TensorFlow's intra-op threads
+    (:func:`dkm.arithmetic.recorded_intra_op_threads`), whether TensorFlow ran its
+    oneDNN kernels (where both records say), the libraries and the code.
     """
     found = []
     before, after = recorded.get("arithmetic"), here.get("arithmetic")
@@ -238,12 +240,17 @@ def differences(recorded: Mapping[str, Any], here: Mapping[str, Any]) -> tuple[s
             found.append(f"vector instruction sets: recorded on {recorded.get('cpu')} "
                          f"({' '.join(before['vector_extensions'])}), rerun on {here.get('cpu')} "
                          f"({' '.join(after['vector_extensions'])})")
-        names = sorted(set(before["environment"]) | set(after["environment"]))
+        names = sorted((set(before["environment"]) | set(after["environment"]))
+                       - {"TF_NUM_INTRAOP_THREADS"})  # compared as the threads it gives
         changed = [f"{name} {before['environment'].get(name, 'unset')} → "
                    f"{after['environment'].get(name, 'unset')}" for name in names
                    if before["environment"].get(name) != after["environment"].get(name)]
         if changed:
             found.append("settings: " + ", ".join(changed))
+        threads = recorded_intra_op_threads(recorded), recorded_intra_op_threads(here)
+        if threads[0] != threads[1]:
+            found.append("TensorFlow's intra-op threads: "
+                         + " → ".join(str(n or "not recorded") for n in threads))
         onednn = before.get("onednn"), after.get("onednn")
         if None not in onednn and onednn[0] != onednn[1]:
             found.append("TensorFlow's oneDNN kernels: "

@@ -25,7 +25,7 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from dkm.arithmetic import Arithmetic, current_arithmetic
+from dkm.arithmetic import Arithmetic, current_arithmetic, intra_op_threads
 from dkm.checkpoints import RunCheckpoints, run_key
 from dkm.data import Dataset, load, paper_dataset
 from dkm.methods.config import jsonable, unrecorded_defaults, with_overrides
@@ -246,9 +246,7 @@ def _shared_pretraining(dataset, seeds, config, loop, cache_dir):
     from dkm.methods.pretraining import load_or_pretrain
 
     if cache_dir is not None and current_arithmetic() != "native":  # native: the older caches
-        threads = (tf.config.threading.get_intra_op_parallelism_threads()  # as TensorFlow
-                   or int(os.environ.get("TF_NUM_INTRAOP_THREADS") or 0)  # chooses its pool
-                   or len(os.sched_getaffinity(0)))
+        threads = tf.config.threading.get_intra_op_parallelism_threads() or intra_op_threads()
         cache_dir = Path(cache_dir) / current_arithmetic() / f"threads-{threads}"
     architecture = loop.architecture(dataset.n_features, dataset.n_clusters)
     return load_or_pretrain(dataset.X, architecture, list(seeds), config.pretrain_epochs, loop,

@@ -15,9 +15,10 @@ import socket
 import numpy as np
 
 import dkm
-from dkm.kernel_settings import VECTOR_EXTENSIONS, cpuinfo_fields
+from dkm.arithmetic import intra_op_threads
 from dkm.checkpoints import code_version
 from dkm.compilation import arithmetic_environment
+from dkm.kernel_settings import VECTOR_EXTENSIONS, cpuinfo_fields
 
 __all__ = ["provenance", "cpu_identity", "arithmetic_settings"]
 
@@ -60,8 +61,9 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
         ``onednn``: whether TensorFlow runs its oneDNN kernels (by default only on
         CPUs with VNNI, bfloat16 or AMX instructions; ``TF_ENABLE_ONEDNN_OPTS``
         decides otherwise), None where TensorFlow does not say;
-        ``intra_op_threads`` and ``inter_op_threads``: TensorFlow's thread pools
-        (0: one thread per core).
+        ``intra_op_threads``: the number of TensorFlow's intra-op threads
+        (:func:`dkm.arithmetic.intra_op_threads`; records made before it said so: 0,
+        one per core); ``inter_op_threads``: its inter-op pool (0: one thread per core).
     """
     import tensorflow as tf
 
@@ -70,7 +72,8 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
         "vector_extensions": [isa for isa in VECTOR_EXTENSIONS if isa in flags],
         "environment": arithmetic_environment(),
         "onednn": _onednn_enabled(),
-        "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
+        "intra_op_threads": (tf.config.threading.get_intra_op_parallelism_threads()
+                             or intra_op_threads()),
         "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
     }
 
