@@ -89,7 +89,7 @@ The book, ``dkm.book``:
 ``dkm.book.analysis._line_search`` a line search's runs, curves and choices; the paper's λ or γ.
 ``dkm.book.analysis._coverage`` how many seeds each dataset and method has run (a search: at each value).
 ``dkm.book.analysis._variants`` a data variant's runs under its paper dataset, and its effect.
-``dkm.book.analysis._precision`` runs in bfloat16 beside the float32 records of the same seeds.
+``dkm.book.analysis._setting_effect`` the same runs in two settings: scores, verdicts, standings.
 ``dkm.book.analysis._side_by_side`` two programs or settings timed in processes taking turns.
 ``dkm.book.analysis._checks`` the runs of the benchmarks' check scripts and their gaps.
 ``dkm.book.analysis._standin`` the GPU stand-in's output as tables: throughput, runs, precision, α.

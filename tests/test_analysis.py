@@ -18,8 +18,9 @@ from dkm.book.analysis import (
     paper_tradeoff, progress, protocol_gap, rerun_gaps, search_curves, search_records,
     search_summary, seed_scores, standin_alpha_curves, standin_alpha_scores,
     standin_cluster_loss, standin_rescaling_effect, standin_rows, standin_tradeoff_points,
-    standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given, precision_effect,
-    reproducible_fits, seed_differences, side_by_side, warm_rate, FIT_PARTS, in_present_settings,
+    standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given, setting_effect,
+    reproducible_fits, seed_differences, side_by_side, standing_changes, verdict_changes,
+    warm_rate, FIT_PARTS, in_present_settings,
     with_reruns, paper_margin,
 )
 from dkm.arithmetic import reproducible_environment
@@ -260,22 +261,46 @@ def test_variant_effect_pairs_each_model_by_seed_across_the_two_files():
     assert table.loc["DKM^p", "n"] == 0 and math.isnan(table.loc["DKM^p", "difference"])
 
 
-def test_precision_effect_pairs_each_model_by_seed_across_the_two_stores():
+def test_setting_effect_pairs_each_model_by_seed_across_the_two_stores():
     reference = _runs("usps", "dkm-p", [0.70, 0.80, 0.75, 0.60], lam=1.0)
     other = _runs("usps", "dkm-p", [0.72, 0.79, 0.77], lam=1.0)  # three of the four seeds
     for record in other:
         record["params"]["precision"] = "bfloat16"
-    table = precision_effect(reference, other, "usps", ["DKM^p", "DKM^a"], metrics=["acc"])
+    table = setting_effect(reference, other, "usps", ["DKM^p", "DKM^a"], metrics=["acc"])
     row = table.set_index("model").loc["DKM^p"]
     assert row["n"] == 3 and row["reference"] == pytest.approx(75.0)
     assert row["difference"] == pytest.approx(1.0) and row["low"] < 1.0 < row["high"]
     assert row["reference_sd"] == pytest.approx(5.0) and row["within_spread"]
+    assert row["difference_sd"] == pytest.approx(3 ** 0.5)  # of +2, −1, +2
     missing = table.set_index("model").loc["DKM^a"]
     assert missing["n"] == 0 and not missing["within_spread"]
     gaps = seed_differences(reference, other, "usps", "DKM^p")
     assert gaps.round(6).to_dict() == {SEEDS[0]: 2.0, SEEDS[1]: -1.0, SEEDS[2]: 2.0}
     assert gaps.index.is_monotonic_increasing
     assert gaps.mean() == pytest.approx(row["difference"])
+
+
+def test_verdict_changes_set_the_verdicts_decided_in_both_settings_side_by_side():
+    def checked(*verdicts):
+        return pd.DataFrame([{"claim": "c", "label": "A > B", "dataset": "usps", "metric": metric,
+                              "verdict": verdict}
+                             for metric, verdict in zip(["acc", "nmi", "ari"], verdicts)])
+    table = verdict_changes(checked("holds", "inconclusive", "not testable"),
+                            checked("holds", "fails", "holds"))
+    assert table[["metric", "reference", "other", "changed"]].values.tolist() == [
+        ["acc", "holds", "holds", False], ["nmi", "inconclusive", "fails", True]]
+
+
+def test_standing_changes_count_a_cell_shown_in_two_tables_once():
+    def cells(*verdicts):
+        return pd.DataFrame([{"table": table, "dataset": "usps", "model": model, "metric": "ACC",
+                              "verdict": verdict} for table, model, verdict in
+                             zip(["table1", "table2", "table1"], ["DKM^p", "DKM^p", "KM"],
+                                 verdicts)])
+    table = standing_changes(cells("consistent", "consistent", "better"),
+                             cells("worse", "worse", "better"))
+    assert table[["model", "reference", "other", "changed"]].values.tolist() == [
+        ["DKM^p", "consistent", "below", True], ["KM", "above", "above", False]]
 
 
 def test_claims_table_has_a_row_per_claim_and_dataset_with_n_paper_ours_and_a_symbol():
