@@ -26,6 +26,8 @@ The package keeps its compiled epochs on disk (``dkm.compilation``). ``--xla-cac
 (the default) gives the package's processes a fresh cache folder that one untimed run fills
 first, as a researcher's second and later runs on a machine find it; ``--xla-cache cold``
 gives every process an empty folder of its own, so that each compiles as a first run does.
+``--arithmetic reproducible`` runs the package's processes in the reproducible arithmetic
+(``dkm.arithmetic``, the records' default), the authors' in their native float32 as always.
 
 Usage::
 
@@ -131,6 +133,7 @@ def run_process(side: str, job: dict[str, Any], xla_cache: str,
 
 
 def main() -> None:
+    from dkm.arithmetic import reproducible_environment
     from dkm.data import load
     from dkm.protocol.provenance import cpu_identity
 
@@ -147,10 +150,18 @@ def main() -> None:
     parser.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
                         help="the precision of the package's matrix products (the authors' "
                              "code runs in float32)")
+    parser.add_argument("--arithmetic", choices=("native", "reproducible"), default="native",
+                        help="the arithmetic of the package's processes (the authors' code runs "
+                             "in the native one)")
     parser.add_argument("--json", type=Path, default=None, help="append every run here")
     args = parser.parse_args()
     if not (args.authors_repo / "dkm.py").is_file():
         parser.error(f"{args.authors_repo} holds no dkm.py: give a clone of the authors' code")
+    capped = sorted(set(reproducible_environment({})) & set(os.environ))
+    if capped:
+        parser.error(f"{', '.join(capped)} set in this environment: the authors' code would not "
+                     "run natively; unset them first (--arithmetic chooses the package's)")
+    package_env = reproducible_environment({}) if args.arithmetic == "reproducible" else {}
     cpu = cpu_identity()
     n_samples = load("usps", args.data_home).n_samples
     for name in args.settings or SETTINGS:
@@ -160,21 +171,23 @@ def main() -> None:
         runs: dict[str, list[dict[str, Any]]] = {"authors": [], "package": []}
         with tempfile.TemporaryDirectory(prefix="dkm-xla-") as shared:
             if args.xla_cache == "warm":
-                run_process("package", job, shared)  # untimed: fills the cache
+                run_process("package", job, shared, package_env)  # untimed: fills the cache
             for repeat in range(args.repeats):
                 for side in (("authors", "package") if repeat % 2 == 0
                              else ("package", "authors")):
                     with (contextlib.nullcontext(shared) if args.xla_cache == "warm"
                           else tempfile.TemporaryDirectory(prefix="dkm-xla-")) as cache:
-                        run = run_process(side, job, cache)
+                        run = run_process(side, job, cache,
+                                          package_env if side == "package" else None)
                     run.update(side=side, setting=name, repeat=repeat, cpu=cpu,
-                               xla_cache=args.xla_cache, precision=args.precision)
+                               xla_cache=args.xla_cache, precision=args.precision,
+                               arithmetic=args.arithmetic if side == "package" else "native")
                     runs[side].append(run)
                     if args.json is not None:
                         with open(args.json, "a") as out:
                             out.write(json.dumps(run) + "\n")
-        report(f"USPS DKM^p {name} epochs, package in {args.precision}, XLA cache "
-               f"{args.xla_cache}, seed {SEED}", runs, n_samples, cpu)
+        report(f"USPS DKM^p {name} epochs, package in {args.precision}, {args.arithmetic} "
+               f"arithmetic, XLA cache {args.xla_cache}, seed {SEED}", runs, n_samples, cpu)
 
 
 def report(title: str, runs: dict[str, list[dict[str, Any]]], n_samples: int, cpu: str) -> None:

@@ -59,7 +59,8 @@ result cells (:func:`distinct_cells`) consistent with the paper's figures, above
 variant's runs and what the variant changes, :func:`setting_effect` what another setting of the
 same runs (the products' precision, the arithmetic) changes (:func:`seed_differences` seed by
 seed; :func:`verdict_changes` and :func:`standing_changes` in the claims' verdicts and the cells'
-standings); :func:`side_by_side`
+standings; :func:`arithmetic_comparison` all three for the native and reproducible arithmetics);
+:func:`side_by_side`
 summarises two programs or settings timed in processes that take turns; :func:`check_runs`,
 :func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
 check scripts, :func:`rerun_gaps` compares reruns with the records they
@@ -126,7 +127,8 @@ from dkm.book.analysis._line_search import (
 )
 from dkm.book.analysis._side_by_side import SIDE_BY_SIDE_MEASURES, side_by_side, warm_rate
 from dkm.book.analysis._setting_effect import (
-    SETTING_EFFECT_COLUMNS, seed_differences, setting_effect, standing_changes, verdict_changes,
+    SETTING_EFFECT_COLUMNS, ArithmeticComparison, arithmetic_comparison, seed_differences,
+    setting_effect, standing_changes, verdict_changes,
 )
 from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
 from dkm.book.analysis._standin import (
@@ -173,7 +175,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "standin_rows", "rerun_gaps", "with_reruns", "authors_code_comparison", "AUTHORS_CODE_COLUMNS", "search_scores",
            "chosen_against_paper",
            "setting_effect", "seed_differences", "SETTING_EFFECT_COLUMNS", "verdict_changes",
-           "standing_changes", "side_by_side",
+           "standing_changes", "ArithmeticComparison", "arithmetic_comparison", "side_by_side",
            "warm_rate", "SIDE_BY_SIDE_MEASURES", "reproducible_fits",
            "in_present_settings", "FIT_PARTS",
            "DATA_CLAIMS", "DATA_CLAIM_COLUMNS", "MARGIN_FLOOR", "METHOD_SCORE_COLUMNS",

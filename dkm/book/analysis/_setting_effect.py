@@ -3,14 +3,18 @@ of the same seeds: what the setting changes, in the scores and in the verdicts d
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from dkm.book.analysis._cells import STANDINGS, distinct_cells
-from dkm.book.analysis._claims import TESTED
+from dkm.book.analysis._claims import TESTED, check_claims
+from dkm.book.analysis._coverage import missing_seeds
 from dkm.book.analysis._paired import paired_difference, seed_scores
-from dkm.protocol.results import records_to_dataframe
+from dkm.book.tables import comparisons
+from dkm.protocol import registry
+from dkm.protocol.results import record_arithmetic, records_to_dataframe
 
 SETTING_EFFECT_COLUMNS = ["model", "metric", "n", "reference", "reference_sd", "other",
                           "other_sd", "difference", "difference_sd", "low", "high",
@@ -136,6 +140,62 @@ def standing_changes(reference: pd.DataFrame, other: pd.DataFrame) -> pd.DataFra
                          "other": both.verdict_other.map(STANDINGS),
                          "changed": both.verdict_reference != both.verdict_other}
                         ).reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class ArithmeticComparison:
+    """The same runs in the native and the reproducible arithmetic (:func:`arithmetic_comparison`).
+
+    Attributes
+    ----------
+    methods : list of str
+        The methods compared: those whose every seed both arithmetics have.
+    native, reproducible : list of dict
+        Their records in each arithmetic.
+    effect : pandas.DataFrame
+        :func:`setting_effect` with the reproducible records as reference: ``difference`` is
+        native − reproducible, ``other_sd`` the native runs' seed-to-seed sd.
+    verdicts : pandas.DataFrame
+        :func:`verdict_changes`, native (``reference``) against reproducible (``other``).
+    standings : pandas.DataFrame
+        :func:`standing_changes`, likewise.
+    """
+
+    methods: list[str]
+    native: list[dict[str, Any]]
+    reproducible: list[dict[str, Any]]
+    effect: pd.DataFrame
+    verdicts: pd.DataFrame
+    standings: pd.DataFrame
+
+
+def arithmetic_comparison(records: Iterable[Mapping[str, Any]], dataset: str,
+                          methods: Sequence[str]) -> ArithmeticComparison:
+    """What the arithmetic changes on one dataset: scores seed by seed, claims, cells.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Records of both arithmetics (:func:`dkm.protocol.results.record_arithmetic` tells them
+        apart), of any datasets.
+    dataset : str
+        The dataset id as the records name it.
+    methods : sequence of str
+        Method ids; those whose every seed (the paper's) both arithmetics have are compared.
+    """
+    on_dataset = [dict(r) for r in records if r["dataset"] == dataset]
+    split = {arithmetic: [r for r in on_dataset if record_arithmetic(r) == arithmetic]
+             for arithmetic in ("native", "reproducible")}
+    both = [m for m in methods
+            if not any(missing_seeds(part, dataset, [m]) for part in split.values())]
+    native, reproducible = ([r for r in part if r["method"] in both] for part in split.values())
+    labels = [registry.get(m).label for m in both]
+    return ArithmeticComparison(
+        both, native, reproducible,
+        setting_effect(reproducible, native, dataset, labels),
+        verdict_changes(check_claims(native, datasets=[dataset]),
+                        check_claims(reproducible, datasets=[dataset])),
+        standing_changes(comparisons(native), comparisons(reproducible)))
 
 
 def _frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
