@@ -760,14 +760,23 @@ def test_audits_keep_the_last_audit_of_each_record_on_each_cpu(tmp_path):
         + line("last bits", 0.5, {"cpu": "there", "arithmetic": {}}) + "\n")
     (tmp_path / "audit-usps-elsewhere.jsonl").write_text(
         line("different", 0.3, {"device": "CPU: old"}, cpu="elsewhere") + "\n")
+    (tmp_path / "audit-usps-reproducible.jsonl").write_text(
+        line("same", 0.5, {"cpu": "there", "arithmetic": {
+            "environment": reproducible_environment({})}}, cpu="there") + "\n")
     audited = analysis.audits(tmp_path)
     assert audited.to_dict("records") == [
         {"dataset": "usps", "method": "km", "seed": 1, "verdict": "different", "recorded": 50.0,
          "rerun": 30.0, "scores_differing": 1, "record_names_arithmetic": False,
-         "record_cpu": "CPU: old", "rerun_cpu": "elsewhere", "reason": "r"},
+         "record_arithmetic": "native", "record_cpu": "CPU: old", "rerun_cpu": "elsewhere",
+         "reason": "r"},
+        {"dataset": "usps", "method": "km", "seed": 1, "verdict": "same", "recorded": 50.0,
+         "rerun": 50.0, "scores_differing": 1, "record_names_arithmetic": True,
+         "record_arithmetic": "reproducible", "record_cpu": "there", "rerun_cpu": "there",
+         "reason": "r"},
         {"dataset": "usps", "method": "km", "seed": 1, "verdict": "last bits", "recorded": 50.0,
          "rerun": 50.0, "scores_differing": 1, "record_names_arithmetic": True,
-         "record_cpu": "there", "rerun_cpu": "here", "reason": "r"}]
+         "record_arithmetic": "native", "record_cpu": "there", "rerun_cpu": "here",
+         "reason": "r"}]
     assert analysis.audits(tmp_path / "none").empty
 
 

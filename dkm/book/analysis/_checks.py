@@ -275,8 +275,9 @@ def audits(directory: str | Path = "benchmarks/results") -> pd.DataFrame:
     Columns: ``dataset``, ``method``, ``seed``, ``verdict`` (``"same"``,
     ``"last bits"``, ``"different"``), ``recorded`` and ``rerun`` (test ACC, percent), ``scores_differing`` (how many of the record's scores
     differ), ``record_names_arithmetic`` (whether the record names its vector
-    instruction sets), ``record_cpu``, ``rerun_cpu`` and ``reason``. Empty when
-    there is none.
+    instruction sets), ``record_arithmetic`` (``"reproducible"`` where the record's
+    settings are that arithmetic's, :func:`dkm.arithmetic.is_reproducible`; else
+    ``"native"``), ``record_cpu``, ``rerun_cpu`` and ``reason``. Empty when there is none.
     """
     lines = [line for path in sorted(Path(directory).glob("audit-*.jsonl"))
              for line in check_runs(path.stem, directory)]
@@ -286,13 +287,17 @@ def audits(directory: str | Path = "benchmarks/results") -> pd.DataFrame:
              "rerun": 100 * a["rerun_test"]["acc"],
              "scores_differing": len(a.get("score_differences", [])),
              "record_names_arithmetic": "arithmetic" in a["recorded_provenance"],
+             "record_arithmetic": "reproducible" if is_reproducible(
+                 (a["recorded_provenance"].get("arithmetic") or {}).get("environment", {}))
+             else "native",
              "record_cpu": a["recorded_provenance"].get("cpu",
                                                         a["recorded_provenance"].get("device")),
              "rerun_cpu": a["rerun_provenance"].get("cpu"), "reason": a["reason"]}
             for a in last.values()]
     return pd.DataFrame(rows, columns=["dataset", "method", "seed", "verdict", "recorded", "rerun",
                                        "scores_differing", "record_names_arithmetic",
-                                       "record_cpu", "rerun_cpu", "reason"])
+                                       "record_arithmetic", "record_cpu", "rerun_cpu",
+                                       "reason"])
 
 
 #: The parts of the reproducible fixture's fit that :func:`reproducible_fits` compares.
