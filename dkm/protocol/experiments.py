@@ -25,14 +25,14 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from dkm.arithmetic import Arithmetic, current_arithmetic, intra_op_threads
+from dkm.arithmetic import Arithmetic, current_arithmetic
 from dkm.checkpoints import RunCheckpoints, run_key
 from dkm.data import Dataset, load, paper_dataset
 from dkm.methods.config import jsonable, unrecorded_defaults, with_overrides
 from dkm.metrics import evaluate
 from dkm.protocol import paper, registry
 from dkm.protocol.paper import TRADEOFF_GRID
-from dkm.protocol.provenance import provenance
+from dkm.protocol.provenance import provenance, tensorflow_intra_op_threads
 from dkm.protocol.results import ResultsStore, config_hash, new_record
 from dkm.splits import validation_test_split
 
@@ -241,12 +241,10 @@ def _shared_pretraining(dataset, seeds, config, loop, cache_dir):
     """The seeds' pretraining, cached in ``cache_dir``; the reproducible arithmetic's in a
     folder of its own there (a pretraining in the other arithmetic is another run's), one per
     number of TensorFlow's intra-op threads (which can change the bits of a larger fit)."""
-    import tensorflow as tf
-
     from dkm.methods.pretraining import load_or_pretrain
 
     if cache_dir is not None and current_arithmetic() != "native":  # native: the older caches
-        threads = tf.config.threading.get_intra_op_parallelism_threads() or intra_op_threads()
+        threads = tensorflow_intra_op_threads()
         cache_dir = Path(cache_dir) / current_arithmetic() / f"threads-{threads}"
     architecture = loop.architecture(dataset.n_features, dataset.n_clusters)
     return load_or_pretrain(dataset.X, architecture, list(seeds), config.pretrain_epochs, loop,

@@ -20,7 +20,7 @@ from dkm.checkpoints import code_version
 from dkm.compilation import arithmetic_environment
 from dkm.kernel_settings import VECTOR_EXTENSIONS, cpuinfo_fields
 
-__all__ = ["provenance", "cpu_identity", "arithmetic_settings"]
+__all__ = ["provenance", "cpu_identity", "arithmetic_settings", "tensorflow_intra_op_threads"]
 
 @functools.cache
 def provenance() -> dict[str, str]:
@@ -62,7 +62,7 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
         CPUs with VNNI, bfloat16 or AMX instructions; ``TF_ENABLE_ONEDNN_OPTS``
         decides otherwise), None where TensorFlow does not say;
         ``intra_op_threads``: the number of TensorFlow's intra-op threads
-        (:func:`dkm.arithmetic.intra_op_threads`; records made before it said so: 0,
+        (:func:`tensorflow_intra_op_threads`; records made before it said so: 0,
         one per core); ``inter_op_threads``: its inter-op pool (0: one thread per core).
     """
     import tensorflow as tf
@@ -72,10 +72,18 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
         "vector_extensions": [isa for isa in VECTOR_EXTENSIONS if isa in flags],
         "environment": arithmetic_environment(),
         "onednn": _onednn_enabled(),
-        "intra_op_threads": (tf.config.threading.get_intra_op_parallelism_threads()
-                             or intra_op_threads()),
+        "intra_op_threads": tensorflow_intra_op_threads(),
         "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
     }
+
+
+def tensorflow_intra_op_threads() -> int:
+    """The number of intra-op threads this process's TensorFlow runs: the one its
+    configuration sets (``tf.config.threading``), else the one it started with
+    (:func:`dkm.arithmetic.intra_op_threads`)."""
+    import tensorflow as tf
+
+    return tf.config.threading.get_intra_op_parallelism_threads() or intra_op_threads()
 
 
 def _onednn_enabled() -> bool | None:
