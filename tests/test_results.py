@@ -23,6 +23,7 @@ from dkm.protocol.results import (
     check_store_arithmetic,
     config_hash,
     duplicate_runs,
+    every_full_scale_record,
     held_runs,
     full_scale_records,
     full_scale_records_by_store,
@@ -35,6 +36,8 @@ from dkm.protocol.results import (
     result_stores,
     results_folder,
     score_column,
+    single_arithmetic,
+    store_records,
     validate_record,
 )
 
@@ -371,6 +374,48 @@ def test_a_store_keeps_the_runs_of_one_arithmetic(tmp_path: Path) -> None:
     check_store_arithmetic(store, "native")
     with pytest.raises(ValueError, match=r"native arithmetic.*reproducible one.*--native"):
         check_store_arithmetic(store, "reproducible")
+
+
+def test_a_stores_runs_in_one_arithmetic_are_read_wherever_the_folder_keeps_them(
+        tmp_path: Path) -> None:
+    native, other_seed = make_record(1), make_record(2)
+    reproducible = _reproducible(native)
+    ResultsStore(tmp_path / "usps.jsonl").append(reproducible)
+    ResultsStore(tmp_path / "native" / "usps.jsonl").append(native)
+    ResultsStore(tmp_path / "mnist.jsonl").append(make_record(1, dataset="mnist"))
+    ResultsStore(tmp_path / "native" / "mnist.jsonl").append(other_seed)  # not mnist's folder's
+
+    assert store_records(tmp_path, "usps") == [reproducible]            # the tables' store
+    assert store_records(tmp_path, "usps", "reproducible") == [reproducible]
+    assert store_records(tmp_path, "usps", "native") == [native]
+    assert store_records(tmp_path, "mnist", "reproducible") == []
+    assert [r["seed"] for r in store_records(tmp_path, "mnist", "native")] == [1, 2]
+    assert store_records(tmp_path, "usps-sharp", "native") == []        # no such store
+    with pytest.raises(ValueError, match="arithmetic must be one of"):
+        store_records(tmp_path, "usps", "float64")
+
+
+def test_single_arithmetic_names_the_arithmetics_it_finds_mixed() -> None:
+    native = make_record(1)
+    assert single_arithmetic([native, make_record(2)]) == "native"
+    assert single_arithmetic(iter([_reproducible(native)])) == "reproducible"
+    with pytest.raises(ValueError, match="one arithmetic, got native and reproducible"):
+        single_arithmetic([native, _reproducible(native)])
+    with pytest.raises(ValueError, match="got no record"):
+        single_arithmetic([])
+
+
+def test_every_full_scale_record_reads_the_folders_of_other_stores_not_the_audits(
+        tmp_path: Path) -> None:
+    tables, other = make_record(1), _reproducible(make_record(1))
+    ResultsStore(tmp_path / "usps.jsonl").append(tables)
+    ResultsStore(tmp_path / "usps.jsonl").append(make_record(2, params={"scale": 0.02}))
+    ResultsStore(tmp_path / "reproducible" / "usps.jsonl").append(other)
+    ResultsStore(tmp_path / AUDITS / "usps.jsonl").append(make_record(3))
+
+    assert full_scale_records(tmp_path) == [tables]
+    assert every_full_scale_record(tmp_path) == [other, tables]   # by store path
+    assert every_full_scale_record(tmp_path / "missing") == []
 
 
 def test_a_results_folder_holds_each_run_once_and_its_reruns_are_audits(tmp_path: Path) -> None:

@@ -99,7 +99,7 @@ import math
 import os
 import warnings
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from numbers import Real
@@ -138,12 +138,15 @@ __all__ = [
     "AUDITS",
     "STORE_FOLDERS",
     "store_path",
+    "store_records",
+    "single_arithmetic",
     "protocol_stores",
     "record_scale",
     "score_column",
     "is_full_scale",
     "full_scale_records",
     "full_scale_records_by_store",
+    "every_full_scale_record",
 ]
 
 #: Version of the record layout documented above.
@@ -736,6 +739,56 @@ def store_path(folder: str | os.PathLike[str], name: str) -> Path:
     return Path(folder) / f"{name}.jsonl"
 
 
+def store_records(folder: str | os.PathLike[str], name: str,
+                  arithmetic: Arithmetic | None = None) -> list[dict[str, Any]]:
+    """The records of a results folder's store ``name``, or of its runs in one arithmetic.
+
+    A results folder keeps the runs of a store made in the arithmetic its tables do not
+    read in the sub-folder of that arithmetic's name (:data:`STORE_FOLDERS`): the protocol's
+    USPS runs, in the reproducible arithmetic in ``results/usps.jsonl``, in the native one
+    in ``results/native/usps.jsonl``.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+    name : str
+        The store's name (:func:`store_path`).
+    arithmetic : {"native", "reproducible"}, optional
+        Without it, the records of ``folder/<name>.jsonl``; with it, the records made in that
+        arithmetic (:func:`record_arithmetic`) of ``folder/<name>.jsonl`` and
+        ``folder/<arithmetic>/<name>.jsonl``.
+
+    Returns
+    -------
+    list of dict
+        In the stores' order; empty where neither store exists.
+    """
+    if arithmetic is not None and arithmetic not in ARITHMETICS:
+        raise ValueError(f"arithmetic must be one of {ARITHMETICS}, got {arithmetic!r}")
+    paths = [store_path(folder, name)]
+    if arithmetic is not None:
+        paths.append(store_path(Path(folder) / arithmetic, name))
+    records = [record for path in paths if path.is_file()
+               for record in ResultsStore(path).records()]
+    return [record for record in records
+            if arithmetic is None or record_arithmetic(record) == arithmetic]
+
+
+def single_arithmetic(records: Iterable[Mapping[str, Any]]) -> Arithmetic:
+    """The one arithmetic a set of records was made in (:func:`record_arithmetic`).
+
+    Raises
+    ------
+    ValueError
+        When there is no record, or the records were made in more than one arithmetic.
+    """
+    found = {record_arithmetic(record) for record in records}
+    if len(found) != 1:
+        raise ValueError("expected records made in one arithmetic, got "
+                         + (" and ".join(sorted(found)) if found else "no record"))
+    return found.pop()
+
+
 def protocol_stores(folder: str | os.PathLike[str]) -> dict[str, Path]:
     """The protocol's stores of a results folder, by dataset.
 
@@ -787,3 +840,14 @@ def full_scale_records(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """
     return [record for records in full_scale_records_by_store(folder).values()
             for record in records]
+
+
+def every_full_scale_record(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The full-scale records of every store of a results folder (:func:`all_stores`).
+
+    Those of :func:`full_scale_records` and those of the stores kept in the folder's
+    :data:`STORE_FOLDERS` (the other arithmetic's, the authors' code's, the bfloat16 runs'):
+    every record a rerun may be an audit of. The audits' reruns are not among them.
+    """
+    return [record for store in all_stores(folder) for record in ResultsStore(store).records()
+            if is_full_scale(record)]

@@ -16,7 +16,7 @@ from dkm.data import PAPER_STATISTICS, paper_dataset
 from dkm.protocol import paper, registry
 from dkm.arithmetic import Arithmetic
 from dkm.protocol.results import (ResultsStore, held_runs, record_arithmetic, record_scale,
-                                  results_folder, store_path)
+                                  results_folder, store_path, store_records)
 
 
 
@@ -277,10 +277,16 @@ def load_study(name: str, results_dir: str | os.PathLike[str]) -> list[dict[str,
     return own + [r for r in elsewhere if any(_is_run_of(r, v) for v in chosen.variants)]
 
 
-def protocol_records(results_dir: str | os.PathLike[str],
-                     datasets: Iterable[str]) -> list[dict[str, Any]]:
-    """The protocol's records of ``datasets``, from ``results_dir/<dataset>.jsonl`` where it exists."""
-    return [r for dataset in datasets for r in _read(store_path(results_dir, dataset))]
+def protocol_records(results_dir: str | os.PathLike[str], datasets: Iterable[str],
+                     arithmetic: Arithmetic | None = None) -> list[dict[str, Any]]:
+    """The protocol's records of ``datasets``: those of ``results_dir/<dataset>.jsonl``, or,
+    with ``arithmetic``, its runs in that arithmetic wherever the folder keeps them
+    (:func:`dkm.protocol.results.store_records`).
+
+    A study's variants are compared with the protocol's runs in the studies' own arithmetic
+    (:func:`dkm.protocol.results.single_arithmetic` of their records).
+    """
+    return [r for dataset in datasets for r in store_records(results_dir, dataset, arithmetic)]
 
 
 def _configuration(variant: Variant, dataset: str, scale: float = 1.0) -> Any:

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dkm.book.ablations._studies import (STUDY_SEEDS, _read, _score, describe, load_study, study,
+from dkm.book.ablations._studies import (STUDY_SEEDS, _score, describe, load_study, study,
                                          switches)
 from dkm.protocol import registry
-from dkm.protocol.results import store_path
+from dkm.protocol.results import single_arithmetic, store_records
 
 
 def tradeoff_points(records: Iterable[Mapping[str, Any]], dataset: str, method: str = "dkm-p",
@@ -62,7 +62,9 @@ def study_tradeoff_points(results_dir: str | os.PathLike[str], store: str = "usp
 
     The runs are the protocol's (``<store>.jsonl``), its line search's
     (``<store>-lambda.jsonl``) and the ``"lambda"`` study's
-    (``ablations/lambda.jsonl``), where each exists, on :data:`STUDY_SEEDS`.
+    (``ablations/lambda.jsonl``), where each exists, on :data:`STUDY_SEEDS`, all in the
+    study's arithmetic (else the search's): a run in the other arithmetic is another run of
+    the same value and seed (:func:`dkm.protocol.results.store_records`).
 
     Parameters
     ----------
@@ -81,9 +83,12 @@ def study_tradeoff_points(results_dir: str | os.PathLike[str], store: str = "usp
         As :func:`tradeoff_points`.
     """
     folder = Path(results_dir)
-    runs = [r for name in (store, f"{store}-lambda") for r in _read(store_path(folder, name))
-            if r["seed"] in STUDY_SEEDS]
-    return tradeoff_points(runs + load_study("lambda", folder / "ablations"), store, method, metric)
+    studied = load_study("lambda", folder / "ablations")
+    found = studied or store_records(folder, f"{store}-lambda")
+    arithmetic = single_arithmetic(found) if found else None
+    runs = [r for name in (store, f"{store}-lambda")
+            for r in store_records(folder, name, arithmetic) if r["seed"] in STUDY_SEEDS]
+    return tradeoff_points(runs + studied, store, method, metric)
 
 
 def tradeoff_means(points: pd.DataFrame, low: float = -math.inf,
