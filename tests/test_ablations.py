@@ -159,7 +159,8 @@ def test_run_study_runs_only_the_variants_of_the_methods_asked_for(monkeypatch, 
 
 
 def test_load_study_and_protocol_records_read_what_exists(tmp_path):
-    from dkm.protocol.results import ResultsStore
+    from dkm.arithmetic import reproducible_environment
+    from dkm.protocol.results import ResultsStore, new_record
 
     assert ablations.load_study("alpha", tmp_path) == []
     record = json.loads((REPO_ROOT / "results" / "ablations" / "alpha.jsonl").read_text()
@@ -169,6 +170,15 @@ def test_load_study_and_protocol_records_read_what_exists(tmp_path):
     ResultsStore(tmp_path / "usps.jsonl").append(record)
     assert ablations.load_study("alpha", tmp_path / "ablations") == [record]
     assert ablations.protocol_records(tmp_path, ["usps", "20news"]) == [record]
+    # the same run in the reproducible arithmetic, kept in that arithmetic's folder
+    reproducible = new_record(record["dataset"], record["method"], record["seed"],
+                              {**record["params"], "arithmetic": "reproducible"},
+                              metrics=record["metrics"], provenance={
+                                  "arithmetic": {"environment": reproducible_environment({})}})
+    ResultsStore(tmp_path / "reproducible" / "usps.jsonl").append(reproducible)
+    assert ablations.protocol_records(tmp_path, ["usps"]) == [record]
+    assert ablations.protocol_records(tmp_path, ["usps"], "native") == [record]
+    assert ablations.protocol_records(tmp_path, ["usps"], "reproducible") == [reproducible]
 
 
 def test_a_protocol_record_has_no_switches_and_an_ablation_its_own():
@@ -624,13 +634,16 @@ def _committed(path, **match):
 def test_study_tradeoff_points_gather_the_ablation_seeds_runs_of_every_store(tmp_path):
     from dkm.protocol.results import ResultsStore
 
-    protocol = _committed("usps.jsonl", method="dkm-p", seed=STUDY_SEEDS[0])
-    not_a_study_seed = _committed("usps.jsonl", method="dkm-p", seed=paper.PAPER_SEEDS[3])
+    protocol = _committed("native/usps.jsonl", method="dkm-p", seed=STUDY_SEEDS[0])
+    not_a_study_seed = _committed("native/usps.jsonl", method="dkm-p", seed=paper.PAPER_SEEDS[3])
+    # the same run in the reproducible arithmetic: another run of the value and seed, left out
+    reproducible = _committed("usps.jsonl", method="dkm-p", seed=STUDY_SEEDS[0])
     search = next(r for r in ResultsStore(REPO_ROOT / "results" / "usps-lambda.jsonl").records()
                   if r["seed"] == STUDY_SEEDS[1] and r["params"]["lambda"] == 0.1)
     cliff = _committed("ablations/lambda.jsonl", seed=STUDY_SEEDS[2])
     (tmp_path / "ablations").mkdir()
-    for path, records in {"usps.jsonl": [protocol, not_a_study_seed],
+    for path, records in {"native/usps.jsonl": [protocol, not_a_study_seed],
+                          "usps.jsonl": [reproducible],
                           "usps-lambda.jsonl": [search, protocol],  # a run in two stores
                           "ablations/lambda.jsonl": [cliff]}.items():
         for record in records:
