@@ -15,7 +15,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from dkm.arithmetic import (current_arithmetic, recorded_intra_op_threads,
                             reproducible_environment, use_reproducible_arithmetic)
@@ -398,7 +398,9 @@ def _command_pending(args: argparse.Namespace) -> int:
     from dkm.book import ablations, analysis
     from dkm.protocol.declarations import LINE_SEARCHES
     from dkm.protocol.experiments import LINE_SEARCH_SEEDS, TRADEOFF_GRID
-    from dkm.protocol.results import ResultsStore, protocol_stores, record_scale, store_path
+    from dkm.data import paper_dataset
+    from dkm.protocol.results import (ResultsStore, protocol_stores, record_arithmetic,
+                                      record_scale, store_path)
 
     folder = Path(args.results)
     if not folder.is_dir():
@@ -409,39 +411,45 @@ def _command_pending(args: argparse.Namespace) -> int:
     search_seeds = list(paper.PAPER_SEEDS[:LINE_SEARCH_SEEDS])
     scale = "" if args.scale == 1.0 else f" --scale {args.scale:g}"
 
-    def at_scale(store: Path) -> list[dict]:
-        return [r for r in ResultsStore(store).records() if record_scale(r) == args.scale]
+    def at_scale(records: Iterable[dict]) -> list[dict]:
+        return [r for r in records if record_scale(r) == args.scale]
 
-    def seed_options(missing: Sequence[int]) -> str:
-        return " ".join(f"--seed {seed}" for seed in missing)
+    def options(missing: Sequence[int], store: Path) -> str:
+        """The seeds, the scale, and ``--native`` for a store of native runs (the commands'
+        default is the reproducible arithmetic, which such a store refuses)."""
+        native = {record_arithmetic(r) for r in ResultsStore(store).records()} == {"native"}
+        return " ".join(f"--seed {seed}" for seed in missing) + scale + " --native" * native
 
     lines = []
     for dataset, store in protocol_stores(folder).items():
-        missing = analysis.missing_seeds(at_scale(store), dataset, PAPER_METHODS, seeds)
+        missing = analysis.missing_seeds(at_scale(ResultsStore(store).records()), dataset,
+                                         PAPER_METHODS, seeds)
         if missing:
             total = sum(map(len, missing.values()))
             lines.append(f"{store}: {total} of {len(PAPER_METHODS) * len(seeds)} runs missing")
             lines += [f"  python -m dkm run --dataset {dataset} --method {method} "
-                      f"{seed_options(left)}{scale} --results {store}"
+                      f"{options(left, store)} --results {store}"
                       for method, left in missing.items()]
     for dataset, methods in LINE_SEARCHES.items():
         store = store_path(folder, f"{dataset}-lambda")
         if not store.exists():
             continue
-        missing = analysis.missing_search_seeds(at_scale(store), dataset, methods, TRADEOFF_GRID,
-                                                search_seeds)
+        # the search's runs with those another store holds (the paper's value: the protocol's)
+        _, searched = analysis.stored_search(store, dataset, methods)
+        missing = analysis.missing_search_seeds(at_scale(searched), paper_dataset(dataset),
+                                                methods, TRADEOFF_GRID, search_seeds)
         if missing:
             total = sum(map(len, missing.values()))
             lines.append(f"{store}: the line search misses {total} of "
                          f"{len(methods) * len(search_seeds)} seeds' grids")
             lines += [f"  python -m dkm run --dataset {dataset} --method {method} --lambda-search "
-                      f"{seed_options(left)}{scale} --results {store}"
+                      f"{options(left, store)} --results {store}"
                       for method, left in missing.items()]
     for name, study in ablations.STUDIES.items():
         store = store_path(folder / "ablations", name)
         if not store.exists():
             continue
-        records = at_scale(store)
+        records = at_scale(ablations.load_study(name, store.parent))  # another study's runs too
         datasets = study.datasets or sorted({r["dataset"] for r in records})
         rows = ablations.pending(name, records, datasets, study_seeds)
         if len(rows):
@@ -449,7 +457,7 @@ def _command_pending(args: argparse.Namespace) -> int:
             for (dataset, method), group in rows.groupby(["dataset", "method"], sort=False):
                 left = [seed for seed in study_seeds if any(seed in m for m in group.missing)]
                 lines.append(f"  python -m dkm ablate --study {name} --dataset {dataset} "
-                             f"--method {method} {seed_options(left)}{scale} "
+                             f"--method {method} {options(left, store)} "
                              f"--results {store.parent}")
     print("\n".join(lines) if lines else f"every run of the stores in {folder} is there")
     return 0

@@ -385,10 +385,11 @@ def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_p
     lines = small.stdout.splitlines()
     first, second = paper.PAPER_SEEDS[:2]
     assert lines[0] == f"{store}: 15 of 16 runs missing"
+    # the store's run is native (the fixture runs natively): its commands say so
     assert (f"  python -m dkm run --dataset digits --method km --seed {second} --scale 0.02 "
-            f"--results {store}") in lines
+            f"--native --results {store}") in lines
     assert (f"  python -m dkm run --dataset digits --method dkm-p --seed {first} --seed {second} "
-            f"--scale 0.02 --results {store}") in lines
+            f"--scale 0.02 --native --results {store}") in lines
     study_seeds = " ".join(f"--seed {s}" for s in paper.PAPER_SEEDS[:3])
     variants = len(ablations.STUDIES["lambda"].variants)
     assert f"{tmp_path / 'ablations' / 'lambda.jsonl'}: {3 * variants} runs missing" in lines
@@ -406,6 +407,31 @@ def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_p
     assert f"{store}: 8 of 8 runs missing" in full and "--scale" not in full
     too_many = cli("pending", "--results", str(tmp_path), "--study-seeds", "11")
     assert too_many.returncode == 2 and "--study-seeds 11: the paper has 10 seeds" in too_many.stderr
+
+
+def test_cli_pending_reads_the_runs_other_stores_hold_and_names_a_native_stores_arithmetic(
+        tmp_path, cli):
+    from dkm.protocol import paper
+    from dkm.protocol.results import ResultsStore
+
+    first, *others = paper.PAPER_SEEDS[:3]
+    # DKM^p's search of the first seed: every value but the paper's, which the protocol's
+    # store holds; both stores native
+    searched = [r for r in ResultsStore(REPO_ROOT / "results" / "usps-lambda.jsonl").records()
+                if r["method"] == "dkm-p" and r["seed"] == first]
+    protocol = [r for r in ResultsStore(REPO_ROOT / "results" / "native" / "usps.jsonl").records()
+                if r["method"] == "dkm-p" and r["seed"] == first]
+    assert len(searched) == 7 and 1.0 not in {r["params"]["lambda"] for r in searched}
+    for store, records in (("usps-lambda.jsonl", searched), ("usps.jsonl", protocol)):
+        for record in records:
+            ResultsStore(tmp_path / store).append(record)
+    lines = cli("pending", "--results", str(tmp_path), "--seeds", "1").stdout.splitlines()
+    assert f"{tmp_path / 'usps.jsonl'}: 7 of 8 runs missing" in lines
+    assert (f"  python -m dkm run --dataset usps --method km --seed {first} --native "
+            f"--results {tmp_path / 'usps.jsonl'}") in lines
+    others = " ".join(f"--seed {seed}" for seed in others)
+    assert (f"  python -m dkm run --dataset usps --method dkm-p --lambda-search {others} "
+            f"--native --results {tmp_path / 'usps-lambda.jsonl'}") in lines
 
 
 def test_cli_run_keeps_tensorflows_start_up_lines_out_unless_verbose(tmp_path):
