@@ -47,6 +47,7 @@ from dkm.kernel_settings import cpuinfo_fields
 
 __all__ = ["ARITHMETICS", "Arithmetic", "REPRODUCIBLE_ISA", "REPRODUCIBLE_XLA_FLAGS",
            "REPRODUCIBLE_INTRA_OP_THREADS", "intra_op_threads", "recorded_intra_op_threads",
+           "recorded_arithmetic",
            "reproducible_environment", "use_reproducible_arithmetic", "is_reproducible",
            "current_arithmetic"]
 
@@ -107,6 +108,15 @@ def recorded_intra_op_threads(provenance: Mapping[str, object]) -> int | None:
             return named
     cores = re.search(r"\((\d+) cores\)", str(provenance.get("device", "")))
     return int(cores.group(1)) if cores else None
+
+
+def recorded_arithmetic(provenance: Mapping[str, object]) -> Arithmetic:
+    """The arithmetic a run was made in, as its provenance's settings describe it (a record's,
+    an audit's or a snapshot's ``provenance``): ``"native"`` where it names none, as
+    provenances written before the settings were recorded do."""
+    settings = provenance.get("arithmetic")
+    environment = settings.get("environment") if isinstance(settings, Mapping) else None
+    return current_arithmetic(environment or {})
 
 
 def is_reproducible(environment: Mapping[str, str]) -> bool:

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from dkm.arithmetic import (REPRODUCIBLE_INTRA_OP_THREADS, REPRODUCIBLE_ISA, intra_op_threads,
-                            is_reproducible, recorded_intra_op_threads, reproducible_environment,
-                            use_reproducible_arithmetic)
+                            is_reproducible, recorded_arithmetic, recorded_intra_op_threads,
+                            reproducible_environment, use_reproducible_arithmetic)
 from dkm.compilation import compilation_cache_directory
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +56,13 @@ def test_tensorflows_threads_are_fixed_unless_named_and_a_record_says_how_many_i
     older["arithmetic"]["environment"]["TF_NUM_INTRAOP_THREADS"] = "1"
     assert recorded_intra_op_threads(older) == 1
     assert recorded_intra_op_threads({"device": "GPU: y"}) is None
+
+
+def test_a_provenance_names_the_arithmetic_of_its_run():
+    assert recorded_arithmetic({"arithmetic": {
+        "environment": reproducible_environment({})}}) == "reproducible"
+    assert recorded_arithmetic({"arithmetic": {"environment": {}}}) == "native"
+    assert recorded_arithmetic({}) == "native"   # made before it was named
 
 
 def test_it_must_be_chosen_before_tensorflow_starts(monkeypatch):

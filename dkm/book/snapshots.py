@@ -38,14 +38,13 @@ import sklearn
 
 from dkm._atomic import atomic_write
 from dkm.annealing import Schedule, constant, paper_annealing
-from dkm.arithmetic import Arithmetic, current_arithmetic
 from dkm.book.computed_once import computed_once
 from dkm.book.embeddings import TSNE_SETTINGS, tsne_projection
 from dkm.data import Dataset, load
 from dkm.protocol import registry
 
 __all__ = ["Snapshot", "save_snapshot", "write_snapshot", "load_snapshot", "sample_points",
-           "snapshot_arithmetic", "snapshot_name", "snapshot_projections", "variant_tag"]
+           "snapshot_name", "snapshot_projections", "variant_tag"]
 
 #: Seed of the sample of points a snapshot keeps (fixed, so every snapshot of a
 #: dataset shows the same points).
@@ -250,17 +249,6 @@ def load_snapshot(path: str | os.PathLike[str]) -> Snapshot:
             history[method] = {name[len(prefix):]: archive[name]
                                for name in archive.files if name.startswith(prefix)}
         return Snapshot(meta, archive["points"], archive["y"], embeddings, labels, history)
-
-
-def snapshot_arithmetic(meta: Mapping[str, Any]) -> Arithmetic:
-    """The arithmetic a snapshot's runs were made in (:mod:`dkm.arithmetic`), as its
-    provenance's settings describe it; ``"native"`` for a snapshot that names none.
-
-    A snapshot's scores are those of the protocol's records of its seed in that arithmetic
-    (:func:`dkm.protocol.results.store_records`).
-    """
-    settings = meta.get("provenance", {}).get("arithmetic") or {}
-    return current_arithmetic(settings.get("environment", {}))
 
 
 def snapshot_projections(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:

@@ -108,7 +108,7 @@ from typing import Any
 
 import pandas as pd
 
-from dkm.arithmetic import ARITHMETICS, Arithmetic, is_reproducible
+from dkm.arithmetic import ARITHMETICS, Arithmetic, recorded_arithmetic
 from dkm.protocol import paper, registry
 
 try:
@@ -352,7 +352,7 @@ def _check_arithmetic(record: Mapping[str, Any]) -> None:
     settings = record["provenance"].get("arithmetic")
     if not isinstance(settings, Mapping) or "environment" not in settings:
         return  # older records name no settings
-    described = "reproducible" if is_reproducible(settings["environment"]) else "native"
+    described = recorded_arithmetic(record["provenance"])
     if described != record_arithmetic(record):
         raise ValueError(f"record's parameters name the {record_arithmetic(record)} arithmetic "
                          f"but its provenance's settings are the {described} one's")

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dkm.arithmetic import is_reproducible
+from dkm.arithmetic import is_reproducible, recorded_arithmetic
 from dkm.protocol.results import AUDITS
 
 
@@ -276,7 +276,7 @@ def audits(directory: str | Path = "benchmarks/results") -> pd.DataFrame:
     ``"last bits"``, ``"different"``), ``recorded`` and ``rerun`` (test ACC, percent), ``scores_differing`` (how many of the record's scores
     differ), ``record_names_arithmetic`` (whether the record names its vector
     instruction sets), ``record_arithmetic`` (``"reproducible"`` where the record's
-    settings are that arithmetic's, :func:`dkm.arithmetic.is_reproducible`; else
+    settings are that arithmetic's, :func:`dkm.arithmetic.recorded_arithmetic`; else
     ``"native"``), ``record_cpu``, ``rerun_cpu`` and ``reason``. Empty when there is none.
     """
     lines = [line for path in sorted(Path(directory).glob("audit-*.jsonl"))
@@ -287,9 +287,7 @@ def audits(directory: str | Path = "benchmarks/results") -> pd.DataFrame:
              "rerun": 100 * a["rerun_test"]["acc"],
              "scores_differing": len(a.get("score_differences", [])),
              "record_names_arithmetic": "arithmetic" in a["recorded_provenance"],
-             "record_arithmetic": "reproducible" if is_reproducible(
-                 (a["recorded_provenance"].get("arithmetic") or {}).get("environment", {}))
-             else "native",
+             "record_arithmetic": recorded_arithmetic(a["recorded_provenance"]),
              "record_cpu": a["recorded_provenance"].get("cpu",
                                                         a["recorded_provenance"].get("device")),
              "rerun_cpu": a["rerun_provenance"].get("cpu"), "reason": a["reason"]}
