@@ -399,8 +399,7 @@ def _command_pending(args: argparse.Namespace) -> int:
     from dkm.protocol.declarations import LINE_SEARCHES
     from dkm.protocol.experiments import LINE_SEARCH_SEEDS, TRADEOFF_GRID
     from dkm.data import paper_dataset
-    from dkm.protocol.results import (ResultsStore, protocol_stores, record_arithmetic,
-                                      record_scale, store_path)
+    from dkm.protocol.results import ResultsStore, protocol_stores, record_scale, store_path
 
     folder = Path(args.results)
     if not folder.is_dir():
@@ -414,11 +413,13 @@ def _command_pending(args: argparse.Namespace) -> int:
     def at_scale(records: Iterable[dict]) -> list[dict]:
         return [r for r in records if record_scale(r) == args.scale]
 
-    def options(missing: Sequence[int], store: Path) -> str:
-        """The seeds, the scale, and ``--native`` for a store of native runs (the commands'
-        default is the reproducible arithmetic, which such a store refuses)."""
-        native = {record_arithmetic(r) for r in ResultsStore(store).records()} == {"native"}
-        return " ".join(f"--seed {seed}" for seed in missing) + scale + " --native" * native
+    def settings(store: Path) -> str:
+        """The scale, and ``--native`` for a store of native runs (the commands' default is
+        the reproducible arithmetic, which such a store refuses)."""
+        return scale + " --native" * (ResultsStore(store).arithmetics() == {"native"})
+
+    def seed_options(missing: Sequence[int]) -> str:
+        return " ".join(f"--seed {seed}" for seed in missing)
 
     lines = []
     for dataset, store in protocol_stores(folder).items():
@@ -427,8 +428,9 @@ def _command_pending(args: argparse.Namespace) -> int:
         if missing:
             total = sum(map(len, missing.values()))
             lines.append(f"{store}: {total} of {len(PAPER_METHODS) * len(seeds)} runs missing")
+            options = settings(store)
             lines += [f"  python -m dkm run --dataset {dataset} --method {method} "
-                      f"{options(left, store)} --results {store}"
+                      f"{seed_options(left)}{options} --results {store}"
                       for method, left in missing.items()]
     for dataset, methods in LINE_SEARCHES.items():
         store = store_path(folder, f"{dataset}-lambda")
@@ -442,8 +444,9 @@ def _command_pending(args: argparse.Namespace) -> int:
             total = sum(map(len, missing.values()))
             lines.append(f"{store}: the line search misses {total} of "
                          f"{len(methods) * len(search_seeds)} seeds' grids")
+            options = settings(store)
             lines += [f"  python -m dkm run --dataset {dataset} --method {method} --lambda-search "
-                      f"{options(left, store)} --results {store}"
+                      f"{seed_options(left)}{options} --results {store}"
                       for method, left in missing.items()]
     for name, study in ablations.STUDIES.items():
         store = store_path(folder / "ablations", name)
@@ -454,10 +457,11 @@ def _command_pending(args: argparse.Namespace) -> int:
         rows = ablations.pending(name, records, datasets, study_seeds)
         if len(rows):
             lines.append(f"{store}: {sum(map(len, rows.missing))} runs missing")
+            options = settings(store)
             for (dataset, method), group in rows.groupby(["dataset", "method"], sort=False):
                 left = [seed for seed in study_seeds if any(seed in m for m in group.missing)]
                 lines.append(f"  python -m dkm ablate --study {name} --dataset {dataset} "
-                             f"--method {method} {options(left, store)} "
+                             f"--method {method} {seed_options(left)}{options} "
                              f"--results {store.parent}")
     print("\n".join(lines) if lines else f"every run of the stores in {folder} is there")
     return 0
