@@ -33,6 +33,7 @@ Models, their training and their evaluation:
 ``dkm.training``             the one minibatch training loop every method shares.
 ``dkm.kernel_settings``      what chooses a CPU's kernels: its vector extensions, the variables read.
 ``dkm.arithmetic``           the reproducible arithmetic: kernels capped at AVX2 on every CPU.
+``dkm.cache_sizes``          the cache sizes by which TensorFlow's matrix products block: read, pinned.
 ``dkm.compilation``          the compiled epochs kept on disk, for a rerun to load.
 ``dkm.shared_functions``     one compiled epoch per distinct graph, shared by a process's trainers.
 ``dkm.checkpoints``          a training phase's state at an epoch's end: interrupted runs resume.
@@ -128,6 +129,7 @@ import os
 from importlib import import_module
 from typing import Any
 
+from dkm.arithmetic import pin_reproducible_cache_sizes
 from dkm.compilation import use_compilation_cache
 
 # TensorFlow's C++ start-up messages (oneDNN, CUDA probing) are noise for a
@@ -136,6 +138,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # The compiled training epochs are kept on disk for a rerun (dkm.compilation):
 # TensorFlow reads the flag when it creates its first tensor, so it is set here, first.
 use_compilation_cache()
+# A process its parent started in the reproducible arithmetic pins TensorFlow's matrix
+# products' cache sizes before TensorFlow multiplies anything (dkm.arithmetic).
+pin_reproducible_cache_sizes()
 
 __version__ = "0.1.0"
 

@@ -22,17 +22,22 @@ quarter of the digits does not), so the mode runs it on
 :data:`REPRODUCIBLE_INTRA_OP_THREADS` threads whatever the machine's cores,
 unless ``TF_NUM_INTRAOP_THREADS`` names another number (the tests and ``make
 book`` use one); a record names the number and an audit reruns it on as many
-(:func:`recorded_intra_op_threads`). That test file also compares, on each
-machine the tests run on, a small fit with a fixture's bits; chapter 10 says on
-which CPUs they agree.
+(:func:`recorded_intra_op_threads`). And TensorFlow's matrix products sum in
+blocks whose length Eigen works out from the CPU's cache sizes, so the mode pins
+those to :data:`REPRODUCIBLE_CACHE_SIZES` (:mod:`dkm.cache_sizes`). That test
+file also compares, on each machine the tests run on, a small fit with a
+fixture's bits; chapter 10 says on which CPUs they agree.
 
 The settings are environment variables that TensorFlow, oneDNN, XLA and OpenMP
 read when they start: :func:`use_reproducible_arithmetic` sets them, limits the
 thread pools of libraries loaded already and moves the compilation cache to the
 mode's own folder (:func:`dkm.compilation.use_compilation_cache`), and must run
-before TensorFlow is imported (``python -m dkm run --reproducible`` does). A
-record names them in its provenance
-(:func:`dkm.protocol.provenance.arithmetic_settings`). No TensorFlow needed.
+before TensorFlow is imported (``python -m dkm run --reproducible`` does); it
+pins the cache sizes too, in TensorFlow's libraries, which it loads. A process
+started with the variables already set (by a parent in the mode) has the sizes
+pinned when it imports :mod:`dkm` (:func:`pin_reproducible_cache_sizes`). A
+record names the settings and the sizes in its provenance
+(:func:`dkm.protocol.provenance.arithmetic_settings`). No TensorFlow import needed.
 """
 from __future__ import annotations
 
@@ -42,10 +47,12 @@ import sys
 from collections.abc import Mapping
 from typing import Literal
 
+from dkm.cache_sizes import CacheSizes, pin_cache_sizes
 from dkm.compilation import use_compilation_cache
 from dkm.kernel_settings import cpuinfo_fields
 
 __all__ = ["ARITHMETICS", "Arithmetic", "REPRODUCIBLE_ISA", "REPRODUCIBLE_XLA_FLAGS",
+           "REPRODUCIBLE_CACHE_SIZES", "pin_reproducible_cache_sizes",
            "REPRODUCIBLE_INTRA_OP_THREADS", "intra_op_threads", "recorded_intra_op_threads",
            "recorded_arithmetic",
            "reproducible_environment", "use_reproducible_arithmetic", "is_reproducible",
@@ -63,6 +70,10 @@ REPRODUCIBLE_XLA_FLAGS = (f"--xla_cpu_max_isa={REPRODUCIBLE_ISA}",
 #: TensorFlow's intra-op threads in the reproducible arithmetic where ``TF_NUM_INTRAOP_THREADS``
 #: names no number: a fixed count rather than one per core, since it can change a fit's bits.
 REPRODUCIBLE_INTRA_OP_THREADS = 2
+#: The L1 data, L2 and L3 cache sizes (bytes) by which the mode's matrix products block their sums,
+#: whatever the CPU's: those Eigen reads on the AMD EPYC of family 25 that made the USPS records
+#: in the mode (``cpuid``'s, as Eigen decodes them), so that those records stay the mode's.
+REPRODUCIBLE_CACHE_SIZES: CacheSizes = (32 * 1024, 512 * 1024, 256 * 1024 * 1024)
 
 
 def reproducible_environment(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
@@ -143,7 +154,8 @@ def current_arithmetic(environ: Mapping[str, str] = os.environ) -> Arithmetic:
 def use_reproducible_arithmetic(cpuinfo: str | None = None) -> None:
     """Choose the reproducible arithmetic for this process (:func:`reproducible_environment`):
     kernels capped at AVX2 on every x86-64 CPU, one OpenMP thread, TensorFlow's intra-op
-    threads fixed, and the mode's own folder of compiled epochs.
+    threads fixed, the matrix products' cache sizes pinned
+    (:func:`pin_reproducible_cache_sizes`), and the mode's own folder of compiled epochs.
 
     Parameters
     ----------
@@ -154,13 +166,14 @@ def use_reproducible_arithmetic(cpuinfo: str | None = None) -> None:
     ------
     RuntimeError
         When TensorFlow is imported already (its libraries have read their
-        settings: set the variables before starting Python instead), or when
-        the CPU lacks AVX2.
+        settings: set the variables before starting Python instead), when
+        the CPU lacks AVX2, or when TensorFlow's cache sizes cannot be pinned.
     """
     if "tensorflow" in sys.modules:
         settings = " ".join(f"{k}={v!r}" for k, v in reproducible_environment().items())
         raise RuntimeError("the reproducible arithmetic must be chosen before TensorFlow is "
-                           f"imported; start Python with {settings} in the environment instead")
+                           f"imported; start Python with {settings} in the environment "
+                           "instead, and import dkm before TensorFlow")
     flags = cpuinfo_fields(cpuinfo).get("flags")
     if flags is not None and "avx2" not in flags.split():
         raise RuntimeError("this CPU has no AVX2: the reproducible arithmetic cannot run here")
@@ -169,3 +182,25 @@ def use_reproducible_arithmetic(cpuinfo: str | None = None) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)  # the OpenMP and BLAS pools of the libraries loaded already
+    pin_reproducible_cache_sizes()
+
+
+def pin_reproducible_cache_sizes() -> None:
+    """Pin TensorFlow's matrix products to :data:`REPRODUCIBLE_CACHE_SIZES` where this process
+    runs in the reproducible arithmetic (:func:`current_arithmetic`); nothing otherwise.
+
+    :func:`use_reproducible_arithmetic` calls it, and so does ``import dkm``, for a process
+    whose parent set the mode's variables. TensorFlow's start-up lines, written as its
+    libraries load, are silenced (:func:`dkm.startup.native_stderr_silenced`).
+
+    Raises
+    ------
+    RuntimeError
+        When TensorFlow's libraries hold no copy of the sizes to pin (:mod:`dkm.cache_sizes`).
+    """
+    if current_arithmetic() != "reproducible":
+        return
+    from dkm.startup import native_stderr_silenced
+
+    with native_stderr_silenced():
+        pin_cache_sizes(REPRODUCIBLE_CACHE_SIZES)

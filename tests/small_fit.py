@@ -2,7 +2,7 @@
 
 ``python tests/small_fit.py {reproducible,native}`` fits DKM^p on 500 digits in the reproducible
 or the native arithmetic (:mod:`dkm.arithmetic`) and prints the labels', centres', weights' and
-losses' bits, the arithmetic settings and the CPU. The tests run it through the ``small_fit``
+losses' bits, the arithmetic settings, the cache sizes its matrix products blocked by and the CPU. The tests run it through the ``small_fit``
 fixture (``conftest.py``), in processes of their own, because the arithmetic, the thread pools
 and the compilation cache are chosen when TensorFlow starts. ``python tests/small_fit.py
 reproducible > tests/fixtures/reproducible-dkm-p.json`` writes the fixture of
@@ -28,6 +28,7 @@ def main(mode: str) -> None:
 
     from dkm import DeepKMeans
     from dkm.annealing import constant
+    from dkm.cache_sizes import tensorflow_cache_sizes
     from dkm.protocol.provenance import cpu_identity
 
     X = (load_digits().data[:500] / 16).astype(np.float32)
@@ -44,6 +45,8 @@ def main(mode: str) -> None:
         # threads, which the tests vary (this small fit keeps its bits on 1 or 2)
         "environment": {k: os.environ[k] for k in reproducible_environment({})
                         if k in os.environ and k != "TF_NUM_INTRAOP_THREADS"},
+        # the sizes by which its matrix products blocked their sums (pinned in the mode)
+        "cache_sizes": list(tensorflow_cache_sizes()),
         "cpu": cpu_identity(),
     }, indent=1))
 

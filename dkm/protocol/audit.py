@@ -225,8 +225,9 @@ def differences(recorded: Mapping[str, Any], here: Mapping[str, Any]) -> tuple[s
     In this order: the CPU's vector instruction sets (or, for a record that does
     not name them, its CPU), the settings of the arithmetic (instruction-set
     caps, OpenMP's threads), TensorFlow's intra-op threads
-    (:func:`dkm.arithmetic.recorded_intra_op_threads`), whether TensorFlow ran its
-    oneDNN kernels (where both records say), the libraries and the code.
+    (:func:`dkm.arithmetic.recorded_intra_op_threads`), the cache sizes its matrix
+    products blocked by and whether TensorFlow ran its oneDNN kernels (each where both
+    records say), the libraries and the code.
     """
     found = []
     before, after = recorded.get("arithmetic"), here.get("arithmetic")
@@ -251,6 +252,10 @@ def differences(recorded: Mapping[str, Any], here: Mapping[str, Any]) -> tuple[s
         if threads[0] != threads[1]:
             found.append("TensorFlow's intra-op threads: "
                          + " → ".join(str(n or "not recorded") for n in threads))
+        sizes = before.get("cache_sizes"), after.get("cache_sizes")
+        if None not in sizes and sizes[0] != sizes[1]:
+            found.append("the cache sizes TensorFlow's matrix products blocked by: "
+                         + " → ".join("/".join(str(n) for n in s) for s in sizes))
         onednn = before.get("onednn"), after.get("onednn")
         if None not in onednn and onednn[0] != onednn[1]:
             found.append("TensorFlow's oneDNN kernels: "

@@ -16,6 +16,7 @@ import numpy as np
 
 import dkm
 from dkm.arithmetic import intra_op_threads
+from dkm.cache_sizes import tensorflow_cache_sizes
 from dkm.checkpoints import code_version
 from dkm.compilation import arithmetic_environment
 from dkm.kernel_settings import VECTOR_EXTENSIONS, cpuinfo_fields
@@ -63,7 +64,10 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
         decides otherwise), None where TensorFlow does not say;
         ``intra_op_threads``: the number of TensorFlow's intra-op threads
         (:func:`tensorflow_intra_op_threads`; records made before it said so: 0,
-        one per core); ``inter_op_threads``: its inter-op pool (0: one thread per core).
+        one per core); ``inter_op_threads``: its inter-op pool (0: one thread per core);
+        ``cache_sizes``: the L1, L2 and L3 sizes by which TensorFlow's matrix products
+        blocked their sums (:func:`dkm.cache_sizes.tensorflow_cache_sizes`; pinned in the
+        reproducible arithmetic), None before TensorFlow has multiplied matrices.
     """
     import tensorflow as tf
 
@@ -74,7 +78,12 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
         "onednn": _onednn_enabled(),
         "intra_op_threads": tensorflow_intra_op_threads(),
         "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
+        "cache_sizes": _listed(tensorflow_cache_sizes()),
     }
+
+
+def _listed(sizes: tuple[int, ...] | None) -> list[int] | None:
+    return None if sizes is None else list(sizes)
 
 
 def tensorflow_intra_op_threads() -> int:

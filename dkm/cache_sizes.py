@@ -1,0 +1,155 @@
+"""The cache sizes by which TensorFlow's matrix products block their sums: read and pinned.
+
+TensorFlow multiplies matrices with Eigen's tensor contraction (its own kernels,
+and the runtime that XLA's compiled epochs call). Eigen cuts a product's inner
+dimension into blocks whose length it works out from the CPU's cache sizes, read
+once per process with the ``cpuid`` instruction (``Eigen::internal::
+manage_caching_sizes``), and sums block by block: a CPU with another L1 data
+cache sums the same product in another order and rounds otherwise. An AMD EPYC
+of family 25 (32 KiB of L1 data cache) and CPUs with 48 KiB compute another
+small fit in the reproducible arithmetic, capped at the same instruction set;
+told 48 KiB, the AMD computes theirs bit for bit (chapter 10). Eigen offers no
+setting for it outside C++, so :func:`pin_cache_sizes` writes the sizes into
+each copy of Eigen's cache-size variable in TensorFlow's libraries, located
+through their symbol tables, before TensorFlow multiplies anything; the
+reproducible arithmetic pins them (:func:`dkm.arithmetic.use_reproducible_arithmetic`).
+Linux on x86-64 only, as TensorFlow's wheels for the CPU are; no TensorFlow
+import needed (its libraries are loaded, not its Python package).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import mmap
+import struct
+from importlib.util import find_spec
+from pathlib import Path
+
+__all__ = ["CacheSizes", "TENSORFLOW_LIBRARIES", "pin_cache_sizes", "tensorflow_cache_sizes"]
+
+#: Eigen's L1, L2 and L3 cache sizes, in bytes.
+CacheSizes = tuple[int, int, int]
+
+#: TensorFlow's libraries that hold a copy of Eigen's cache sizes.
+TENSORFLOW_LIBRARIES = ("libtensorflow_framework.so.2", "libtensorflow_cc.so.2")
+# the function-local static ``m_cacheSizes`` of Eigen::internal::manage_caching_sizes (three
+# std::ptrdiff_t) and the guard that says whether it has been initialised (Itanium C++ ABI)
+_SIZES = b"_ZZN5Eigen8internal20manage_caching_sizesENS_6ActionEPlS2_S2_E12m_cacheSizes"
+_GUARD = b"_ZGVZN5Eigen8internal20manage_caching_sizesENS_6ActionEPlS2_S2_E12m_cacheSizes"
+# an ELF64 symbol: st_name, st_info, st_other, st_shndx, st_value, st_size
+_SYMBOL = [("name", "<u4"), ("info", "u1"), ("other", "u1"), ("section", "<u2"),
+           ("value", "<u8"), ("size", "<u8")]
+_SHT_SYMTAB = 2
+_RTLD_DI_LINKMAP = 2
+
+
+def _symbol_values(path: Path, names: tuple[bytes, ...]) -> dict[bytes, list[int]]:
+    """The values (addresses before relocation) of every symbol of ``names`` in the symbol
+    table of the ELF64 file ``path``, local symbols included; a name it lacks has none."""
+    import numpy as np  # here, so that importing the package stays light
+
+    with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as elf:
+        if elf[:5] != b"\x7fELF\x02":
+            raise ValueError(f"{path} is not a 64-bit ELF file")
+        section_offset, = struct.unpack_from("<Q", elf, 0x28)
+        entry_size, count = struct.unpack_from("<HH", elf, 0x3A)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", elf, section_offset + i * entry_size)
+                    for i in range(count)]
+        symtab = next((s for s in sections if s[1] == _SHT_SYMTAB), None)
+        if symtab is None:
+            return {name: [] for name in names}
+        strtab = sections[symtab[6]]
+        strings = elf[strtab[4]:strtab[4] + strtab[5]]
+        symbols = np.frombuffer(elf[symtab[4]:symtab[4] + symtab[5]], dtype=np.dtype(_SYMBOL))
+    found = {}
+    for name in names:
+        # every place the name ends a string: a symbol may point into the tail of a longer one
+        starts, at = [], strings.find(name + b"\0")
+        while at >= 0:
+            starts.append(at)
+            at = strings.find(name + b"\0", at + 1)
+        found[name] = [int(v) for v in symbols["value"][np.isin(symbols["name"], starts)]]
+    return found
+
+
+def _load_bias(library: ctypes.CDLL) -> int:
+    """What the dynamic loader added to a loaded library's addresses (its link map's
+    ``l_addr``)."""
+    link_map = ctypes.c_void_p()
+    if ctypes.CDLL(None).dlinfo(ctypes.c_void_p(library._handle), _RTLD_DI_LINKMAP,
+                                ctypes.byref(link_map)) != 0:
+        raise OSError(f"dlinfo could not tell where {library._name} is loaded")
+    return ctypes.c_size_t.from_address(link_map.value).value
+
+
+def _tensorflow_folder() -> Path:
+    spec = find_spec("tensorflow")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("TensorFlow is not installed: there are no matrix products to pin")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+@functools.cache
+def _copies() -> list[tuple[ctypes.Array, ctypes.c_ubyte]]:
+    """Each copy of Eigen's cache sizes in TensorFlow's libraries (loading them), with its
+    guard; the libraries stay loaded, so the copies stay where they are."""
+    folder = _tensorflow_folder()
+    copies = []
+    for name in TENSORFLOW_LIBRARIES:
+        path = folder / name
+        values = _symbol_values(path, (_SIZES, _GUARD))
+        if len(values[_SIZES]) != len(values[_GUARD]):
+            raise RuntimeError(f"{path}: {len(values[_SIZES])} copies of Eigen's cache sizes "
+                               f"but {len(values[_GUARD])} guards")
+        bias = _load_bias(ctypes.CDLL(str(path)))
+        copies += [((ctypes.c_int64 * 3).from_address(bias + sizes),
+                    ctypes.c_ubyte.from_address(bias + guard))
+                   for sizes, guard in zip(sorted(values[_SIZES]), sorted(values[_GUARD]))]
+    if not copies:
+        raise RuntimeError(f"no copy of Eigen's cache sizes in {', '.join(TENSORFLOW_LIBRARIES)} "
+                           f"of {folder} (a TensorFlow built without symbol tables?): its "
+                           "matrix products cannot be pinned")
+    return copies
+
+
+def pin_cache_sizes(sizes: CacheSizes) -> None:
+    """Make TensorFlow's matrix products block their sums as on a CPU with these caches.
+
+    Writes ``sizes`` into every copy of Eigen's cache sizes in
+    :data:`TENSORFLOW_LIBRARIES` and marks it initialised, so that Eigen does not
+    read the CPU's. Call it before TensorFlow multiplies matrices: a product
+    running meanwhile would read a half-written block length.
+
+    Parameters
+    ----------
+    sizes : tuple of three int
+        The L1 data, L2 and L3 cache sizes, in bytes.
+
+    Raises
+    ------
+    ValueError
+        When a size is not a positive integer.
+    RuntimeError
+        When TensorFlow is not installed, or its libraries hold no copy.
+    """
+    if len(sizes) != 3 or not all(isinstance(s, int) and s > 0 for s in sizes):
+        raise ValueError(f"cache sizes are three positive byte counts (L1, L2, L3); got {sizes!r}")
+    for values, guard in _copies():
+        values[:] = sizes
+        guard.value = 1
+
+
+def tensorflow_cache_sizes() -> CacheSizes | None:
+    """The cache sizes TensorFlow's matrix products block by in this process: those of the
+    copy in ``libtensorflow_cc`` (its kernels' and XLA's), once Eigen has read or been told
+    them; None before, and where TensorFlow's libraries are not loaded."""
+    if not any(_is_loaded(name) for name in TENSORFLOW_LIBRARIES):
+        return None
+    values, guard = _copies()[-1]
+    return tuple(int(v) for v in values) if guard.value else None
+
+
+def _is_loaded(library: str) -> bool:
+    """Whether this process has loaded a file named ``library``."""
+    with open("/proc/self/maps") as maps:
+        return any(line.rstrip().endswith("/" + library) for line in maps)
