@@ -3,11 +3,13 @@ in the reproducible arithmetic and in the native one, each in a process of its o
 
 Appends one line per mode to ``--json`` (default ``benchmarks/results/reproducible-fits.jsonl``):
 the fit's bits (labels', centres', weights' and losses'), its arithmetic settings, the CPU and
-the mode. ``tests/test_arithmetic.py`` compares the reproducible fit with the fixture
+the mode (``--cache-sizes``: the reproducible fit only, as on a CPU whose caches Eigen reads
+as those). ``tests/test_arithmetic.py`` compares the reproducible fit with the fixture
 (``tests/fixtures/reproducible-dkm-p.json``) on every machine the tests run on; these lines keep
 what each CPU gave, for chapter 10 (:func:`dkm.book.analysis.reproducible_fits`).
 
     python benchmarks/reproducible_fits.py
+    python benchmarks/reproducible_fits.py --cache-sizes 49152 524288 268435456
 """
 from __future__ import annotations
 
@@ -29,12 +31,19 @@ def main() -> None:
     parser.add_argument("--json", type=Path,
                         default=REPO_ROOT / "benchmarks" / "results" / "reproducible-fits.jsonl",
                         help="append each mode's fit here")
+    parser.add_argument("--cache-sizes", type=int, nargs=3, metavar=("L1", "L2", "L3"),
+                        help="only the reproducible fit, its matrix products blocked by these "
+                             "cache sizes (bytes) instead of the mode's, as on a CPU with "
+                             "these caches before the mode pinned them "
+                             "(benchmarks/with_cache_sizes.py)")
     args = parser.parse_args()
     capped = set(reproducible_environment({}))  # each child sets its mode's own
     environment = {k: v for k, v in os.environ.items() if k not in capped}
-    for mode in ("reproducible", "native"):
-        fit = json.loads(subprocess.run([sys.executable, str(SMALL_FIT), mode], check=True,
-                                        capture_output=True, text=True,
+    emulated = [] if args.cache_sizes is None else [
+        str(REPO_ROOT / "benchmarks" / "with_cache_sizes.py"), *map(str, args.cache_sizes)]
+    for mode in ("reproducible",) if emulated else ("reproducible", "native"):
+        fit = json.loads(subprocess.run([sys.executable, *emulated, str(SMALL_FIT), mode],
+                                        check=True, capture_output=True, text=True,
                                         env=environment).stdout)
         with open(args.json, "a") as out:
             out.write(json.dumps({"mode": mode, **fit}) + "\n")

@@ -2,9 +2,10 @@
 
 ``python tests/small_fit.py {reproducible,native}`` fits DKM^p on 500 digits in the reproducible
 or the native arithmetic (:mod:`dkm.arithmetic`) and prints the labels', centres', weights' and
-losses' bits, the arithmetic settings, the cache sizes its matrix products blocked by and the CPU. The tests run it through the ``small_fit``
-fixture (``conftest.py``), in processes of their own, because the arithmetic, the thread pools
-and the compilation cache are chosen when TensorFlow starts. ``python tests/small_fit.py
+losses' bits, the arithmetic settings, the cache sizes its matrix products blocked by (pinned in
+the reproducible arithmetic) and the CPU. The tests run it through the ``small_fit`` fixture
+(``conftest.py``), in processes of their own, because the arithmetic, the thread pools and the
+compilation cache are chosen when TensorFlow starts. ``python tests/small_fit.py
 reproducible > tests/fixtures/reproducible-dkm-p.json`` writes the fixture of
 ``tests/test_arithmetic.py`` (with the CPU it was made on).
 """

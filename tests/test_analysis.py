@@ -763,20 +763,28 @@ def test_audits_keep_the_last_audit_of_each_record_on_each_cpu(tmp_path):
     (tmp_path / "audit-usps-reproducible.jsonl").write_text(
         line("same", 0.5, {"cpu": "there", "arithmetic": {
             "environment": reproducible_environment({})}}, cpu="there") + "\n")
+    told = json.loads(line("different", 0.45, {"cpu": "there"}, cpu="there"))
+    told["rerun_provenance"]["arithmetic"] = {"cache_sizes": [49152, 2, 3]}
+    (tmp_path / "told-audit.jsonl").write_text(json.dumps(told) + "\n")
+    assert analysis.audits(tmp_path, "told-*.jsonl").to_dict("records") == [
+        {"dataset": "usps", "method": "km", "seed": 1, "verdict": "different", "recorded": 50.0,
+         "rerun": 45.0, "scores_differing": 1, "record_names_arithmetic": False,
+         "record_arithmetic": "native", "record_cpu": "there", "rerun_cpu": "there",
+         "rerun_cache_sizes": [49152, 2, 3], "reason": "r"}]
     audited = analysis.audits(tmp_path)
     assert audited.to_dict("records") == [
         {"dataset": "usps", "method": "km", "seed": 1, "verdict": "different", "recorded": 50.0,
          "rerun": 30.0, "scores_differing": 1, "record_names_arithmetic": False,
          "record_arithmetic": "native", "record_cpu": "CPU: old", "rerun_cpu": "elsewhere",
-         "reason": "r"},
+         "rerun_cache_sizes": None, "reason": "r"},
         {"dataset": "usps", "method": "km", "seed": 1, "verdict": "same", "recorded": 50.0,
          "rerun": 50.0, "scores_differing": 1, "record_names_arithmetic": True,
          "record_arithmetic": "reproducible", "record_cpu": "there", "rerun_cpu": "there",
-         "reason": "r"},
+         "rerun_cache_sizes": None, "reason": "r"},
         {"dataset": "usps", "method": "km", "seed": 1, "verdict": "last bits", "recorded": 50.0,
          "rerun": 50.0, "scores_differing": 1, "record_names_arithmetic": True,
          "record_arithmetic": "native", "record_cpu": "there", "rerun_cpu": "here",
-         "reason": "r"}]
+         "rerun_cache_sizes": None, "reason": "r"}]
     assert analysis.audits(tmp_path / "none").empty
 
 
@@ -842,6 +850,8 @@ def test_reproducible_fits_compare_each_part_of_each_cpus_last_fit_with_the_fixt
               "centers": np.float32([2.0, 5.0]).tobytes().hex()}]
     (tmp_path / "reproducible-fits.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     fits = reproducible_fits(tmp_path, tmp_path / "fixture.json").set_index("mode")
+    assert fits.cache_sizes.isna().all()  # not named: the CPU's own
+    assert fits.fit.nunique() == 2
     assert fits.loc["reproducible", list(FIT_PARTS)].all()
     assert fits.loc["reproducible", "cpu"] == "B"
     assert fits.loc["native"][["fine-tuning losses", "centres"]].tolist() == [False, False]
@@ -849,6 +859,15 @@ def test_reproducible_fits_compare_each_part_of_each_cpus_last_fit_with_the_fixt
     assert fits.loc["native"][["labels", "pretraining losses", "weights"]].all()
     assert fits.centres_relative.tolist() == [0.0, 0.25]
     assert fits.centres_differing.tolist() == [0, 1]
+    # a fit whose products blocked by other cache sizes is a row of its own; a native fit's
+    # sizes are its CPU's, whatever its line says
+    lines += [{"mode": "reproducible", **fixture, "cpu": "B", "cache_sizes": [9, 8, 7],
+               "weights": "v"},
+              {"mode": "native", **fixture, "cpu": "B", "cache_sizes": [9, 8, 7]}]
+    (tmp_path / "reproducible-fits.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    fits = reproducible_fits(tmp_path, tmp_path / "fixture.json")
+    assert fits[["mode", "cache_sizes", "weights"]].values.tolist() == [
+        ["reproducible", None, True], ["native", None, True], ["reproducible", (9, 8, 7), False]]
     assert reproducible_fits(tmp_path / "none", tmp_path / "fixture.json").empty
 
 

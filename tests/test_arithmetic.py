@@ -1,5 +1,6 @@
-"""The reproducible arithmetic (dkm.arithmetic): its settings, a fit that every machine the tests
-run on must compute bit for bit, and the thread count that must not change a fit.
+"""The reproducible arithmetic (dkm.arithmetic): its settings, its pinned cache sizes, a fit that
+every machine the tests run on must compute bit for bit, and the thread count that must not
+change a fit.
 
 The fits are ``tests/small_fit.py``'s, each in a process of its own (the ``small_fit`` fixture);
 ``python tests/small_fit.py reproducible > tests/fixtures/reproducible-dkm-p.json`` writes the
@@ -15,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from dkm.arithmetic import (REPRODUCIBLE_INTRA_OP_THREADS, REPRODUCIBLE_ISA, intra_op_threads,
+from dkm.arithmetic import (REPRODUCIBLE_CACHE_SIZES, REPRODUCIBLE_INTRA_OP_THREADS,
+                            REPRODUCIBLE_ISA, intra_op_threads,
                             is_reproducible, recorded_arithmetic, recorded_intra_op_threads,
                             reproducible_environment, use_reproducible_arithmetic)
 from dkm.compilation import compilation_cache_directory
@@ -89,14 +91,27 @@ def test_the_reproducible_fit_is_the_fixtures_bit_for_bit(small_fit):
     fixture = json.loads(FIXTURE.read_text())
     fit = small_fit("reproducible", TF_NUM_INTRAOP_THREADS="2", OMP_NUM_THREADS="2")
     assert is_reproducible(fit["environment"])
-    if fit["cpu"] != fixture["cpu"] and _comparable(fit) != _comparable(fixture):
-        # a finding, reported in chapter 10 (benchmarks/reproducible_fits.py keeps each CPU's fit)
-        pytest.xfail(f"the reproducible arithmetic computes other bits on {fit['cpu']} than on "
-                     f"the fixture's {fixture['cpu']}: the mode is not bit for bit across these "
-                     "CPUs")
+    assert fit["cache_sizes"] == fixture["cache_sizes"] == list(REPRODUCIBLE_CACHE_SIZES)
     assert _comparable(fit) == _comparable(fixture), (
         f"in the reproducible arithmetic this CPU ({fit['cpu']}) computes other bits than the "
         f"fixture's ({fixture['cpu']})")
+
+
+def test_a_process_started_in_the_mode_pins_the_cache_sizes_when_it_imports_dkm():
+    # its parent set the variables; the native arithmetic leaves Eigen to read the CPU's
+    program = ("import dkm, tensorflow as tf; from dkm.cache_sizes import tensorflow_cache_sizes;"
+               "tf.matmul(tf.ones((64, 400)), tf.ones((400, 64))); print(tensorflow_cache_sizes())")
+    sizes = {}
+    for mode, variables in (("reproducible", reproducible_environment({})), ("native", {})):
+        env = {k: v for k, v in os.environ.items()
+               if k not in reproducible_environment({}) or k == "TF_NUM_INTRAOP_THREADS"}
+        done = subprocess.run([sys.executable, "-c", program], cwd=REPO_ROOT, text=True,
+                              env={**env, **variables, "PYTHONPATH": str(REPO_ROOT)},
+                              capture_output=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        sizes[mode] = done.stdout.split("\n")[-2]
+    assert sizes["reproducible"] == str(REPRODUCIBLE_CACHE_SIZES)
+    assert sizes["native"].startswith("(")  # the CPU's, whatever they are
 
 
 def test_one_or_two_intra_op_threads_give_the_same_fit(small_fit):

@@ -53,6 +53,15 @@ def test_differences_name_tensorflows_threads_as_the_number_each_run_had():
     assert differences({**recorded, "device": "CPU: AMD EPYC (2 cores)"}, here) == ()
 
 
+def test_differences_name_the_cache_sizes_the_products_blocked_by_where_both_records_do():
+    pinned = {**HERE, "arithmetic": {**AVX2, "cache_sizes": [32768, 524288, 268435456]}}
+    other = {**HERE, "arithmetic": {**AVX2, "cache_sizes": [49152, 524288, 268435456]}}
+    assert differences(pinned, other) == (
+        "the cache sizes TensorFlow's matrix products blocked by: "
+        "32768/524288/268435456 → 49152/524288/268435456",)
+    assert differences(HERE, other) == ()  # made before records named them
+
+
 def test_a_record_without_its_arithmetic_names_only_its_cpu():
     older = {"device": "CPU: AMD EPYC (2 cores)", "git_commit": "b" * 40}
     assert differences(older, HERE) == (

@@ -72,18 +72,15 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
     import tensorflow as tf
 
     flags = set(cpuinfo_fields(cpuinfo).get("flags", "").split())
+    cache_sizes = tensorflow_cache_sizes()
     return {
         "vector_extensions": [isa for isa in VECTOR_EXTENSIONS if isa in flags],
         "environment": arithmetic_environment(),
         "onednn": _onednn_enabled(),
         "intra_op_threads": tensorflow_intra_op_threads(),
         "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
-        "cache_sizes": _listed(tensorflow_cache_sizes()),
+        "cache_sizes": None if cache_sizes is None else list(cache_sizes),
     }
-
-
-def _listed(sizes: tuple[int, ...] | None) -> list[int] | None:
-    return None if sizes is None else list(sizes)
 
 
 def tensorflow_intra_op_threads() -> int:

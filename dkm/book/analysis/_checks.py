@@ -1,6 +1,7 @@
 """The runs of the benchmarks' check scripts (``benchmarks/check_*.py``), reruns, and their gaps."""
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -267,19 +268,23 @@ def _short_commit(commit: str) -> str:
     return commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")
 
 
-def audits(directory: str | Path = "benchmarks/results") -> pd.DataFrame:
+def audits(directory: str | Path = "benchmarks/results",
+           pattern: str = "audit-*.jsonl") -> pd.DataFrame:
     """The audits of committed records (``python -m dkm audit --output``), one row each.
 
-    Read from every ``<directory>/audit-*.jsonl``; of a record audited more than
-    once on the same CPU, the last audit (one row per record and rerun CPU).
+    Read from every file of ``directory`` that matches ``pattern``; of a record
+    audited more than once on the same CPU, the last audit (one row per record and
+    rerun CPU).
     Columns: ``dataset``, ``method``, ``seed``, ``verdict`` (``"same"``,
     ``"last bits"``, ``"different"``), ``recorded`` and ``rerun`` (test ACC, percent), ``scores_differing`` (how many of the record's scores
     differ), ``record_names_arithmetic`` (whether the record names its vector
     instruction sets), ``record_arithmetic`` (``"reproducible"`` where the record's
     settings are that arithmetic's, :func:`dkm.arithmetic.recorded_arithmetic`; else
-    ``"native"``), ``record_cpu``, ``rerun_cpu`` and ``reason``. Empty when there is none.
+    ``"native"``), ``record_cpu``, ``rerun_cpu``, ``rerun_cache_sizes`` (the cache sizes the
+    rerun's matrix products blocked by, where its provenance names them) and ``reason``.
+    Empty when there is none.
     """
-    lines = [line for path in sorted(Path(directory).glob("audit-*.jsonl"))
+    lines = [line for path in sorted(Path(directory).glob(pattern))
              for line in check_runs(path.stem, directory)]
     last = {(line["config_hash"], line["rerun_provenance"].get("cpu")): line for line in lines}
     rows = [{"dataset": a["dataset"], "method": a["method"], "seed": a["seed"],
@@ -290,12 +295,15 @@ def audits(directory: str | Path = "benchmarks/results") -> pd.DataFrame:
              "record_arithmetic": recorded_arithmetic(a["recorded_provenance"]),
              "record_cpu": a["recorded_provenance"].get("cpu",
                                                         a["recorded_provenance"].get("device")),
-             "rerun_cpu": a["rerun_provenance"].get("cpu"), "reason": a["reason"]}
+             "rerun_cpu": a["rerun_provenance"].get("cpu"),
+             "rerun_cache_sizes": (a["rerun_provenance"].get("arithmetic") or {}).get(
+                 "cache_sizes"),
+             "reason": a["reason"]}
             for a in last.values()]
     return pd.DataFrame(rows, columns=["dataset", "method", "seed", "verdict", "recorded", "rerun",
                                        "scores_differing", "record_names_arithmetic",
                                        "record_arithmetic", "record_cpu", "rerun_cpu",
-                                       "reason"])
+                                       "rerun_cache_sizes", "reason"])
 
 
 #: The parts of the reproducible fixture's fit that :func:`reproducible_fits` compares.
@@ -316,11 +324,18 @@ def in_present_settings(line: Mapping[str, Any]) -> bool:
     return line["mode"] == "native" or is_reproducible(line["environment"])
 
 
-def _last_fits(directory: str | Path) -> dict[tuple[str, str], Mapping[str, Any]]:
-    """The last line of ``reproducible-fits.jsonl`` for each CPU and mode, of those
-    :func:`in_present_settings`."""
-    return {(line["cpu"], line["mode"]): line for line in check_runs("reproducible-fits", directory)
-            if in_present_settings(line)}
+def _cache_sizes(line: Mapping[str, Any]) -> tuple[int, ...] | None:
+    """The cache sizes a reproducible fit's matrix products blocked by, where its line names
+    them (a native fit's are its CPU's own)."""
+    sizes = line.get("cache_sizes") if line["mode"] == "reproducible" else None
+    return None if sizes is None else tuple(sizes)
+
+
+def _last_fits(directory: str | Path) -> dict[tuple, Mapping[str, Any]]:
+    """The last line of ``reproducible-fits.jsonl`` for each CPU, mode and cache sizes, of
+    those :func:`in_present_settings`."""
+    return {(line["cpu"], line["mode"], _cache_sizes(line)): line
+            for line in check_runs("reproducible-fits", directory) if in_present_settings(line)}
 
 
 def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFrame:
@@ -336,13 +351,17 @@ def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFram
     Returns
     -------
     pandas.DataFrame
-        One row per CPU and mode (the last line of each; reproducible fits made in
-        earlier settings of the mode are left out): ``cpu``, ``mode``
-        (``"reproducible"``, ``"native"``), then for each part of
-        :data:`FIT_PARTS` whether it is the fixture's, bit for bit,
-        ``centres_differing``, how many of the centres' coordinates are not the
-        fixture's bits, and ``centres_relative``, the largest relative difference
-        of a centre's coordinate from the fixture's. Empty when there is no line.
+        One row per CPU, mode and cache sizes (the last line of each; reproducible
+        fits made in earlier settings of the mode are left out): ``cpu``, ``mode``
+        (``"reproducible"``, ``"native"``), ``cache_sizes`` (the L1, L2 and L3 sizes
+        its matrix products blocked by, as the reproducible arithmetic pins them or
+        ``benchmarks/with_cache_sizes.py`` set them; None for a native fit and where the
+        line does not name them: the CPU's own), ``fit`` (a digest of the parts of :data:`FIT_PARTS`:
+        two rows with the same digest computed the same fit), then for each part
+        whether it is the fixture's, bit for bit, ``centres_differing``, how many of
+        the centres' coordinates are not the fixture's bits, and ``centres_relative``,
+        the largest relative difference of a centre's coordinate from the fixture's.
+        Empty when there is no line.
     """
     reference = json.loads(Path(fixture).read_text())
     last = _last_fits(directory)
@@ -353,7 +372,12 @@ def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFram
         return {"centres_differing": int(np.sum(other != centres)),
                 "centres_relative": float(np.max(np.abs(other - centres) / np.abs(centres)))}
 
-    rows = [{"cpu": cpu, "mode": mode, **_same_parts(line, reference), **compared(line)}
-            for (cpu, mode), line in last.items()]
-    return pd.DataFrame(rows, columns=["cpu", "mode", *FIT_PARTS, "centres_differing",
-                                       "centres_relative"])
+    def digest(line: Mapping[str, Any]) -> str:
+        parts = json.dumps([line.get(key) for keys in FIT_PARTS.values() for key in keys])
+        return hashlib.sha256(parts.encode()).hexdigest()[:12]
+
+    rows = [{"cpu": cpu, "mode": mode, "cache_sizes": sizes, "fit": digest(line),
+             **_same_parts(line, reference), **compared(line)}
+            for (cpu, mode, sizes), line in last.items()]
+    return pd.DataFrame(rows, columns=["cpu", "mode", "cache_sizes", "fit", *FIT_PARTS,
+                                       "centres_differing", "centres_relative"])
