@@ -5,10 +5,8 @@ and the runtime that XLA's compiled epochs call). Eigen cuts a product's inner
 dimension into blocks whose length it works out from the CPU's cache sizes, read
 once per process with the ``cpuid`` instruction (``Eigen::internal::
 manage_caching_sizes``), and sums block by block: a CPU with another L1 data
-cache sums the same product in another order and rounds otherwise. An AMD EPYC
-of family 25 (32 KiB of L1 data cache) and CPUs with 48 KiB compute another
-small fit in the reproducible arithmetic, capped at the same instruction set;
-told 48 KiB, the AMD computes theirs bit for bit (chapter 10). Eigen offers no
+cache may sum the same product in another order and round otherwise, whatever
+instruction set the kernels are capped at (chapter 10 shows it). Eigen offers no
 setting for it outside C++, so :func:`pin_cache_sizes` writes the sizes into
 each copy of Eigen's cache-size variable in TensorFlow's libraries, located
 through their symbol tables, before TensorFlow multiplies anything; the
@@ -32,6 +30,7 @@ CacheSizes = tuple[int, int, int]
 
 #: TensorFlow's libraries that hold a copy of Eigen's cache sizes.
 TENSORFLOW_LIBRARIES = ("libtensorflow_framework.so.2", "libtensorflow_cc.so.2")
+_KERNELS = "libtensorflow_cc.so.2"  # TensorFlow's kernels and XLA's runtime: the copy they read
 # the function-local static ``m_cacheSizes`` of Eigen::internal::manage_caching_sizes (three
 # std::ptrdiff_t) and the guard that says whether it has been initialised (Itanium C++ ABI)
 _SIZES = b"_ZZN5Eigen8internal20manage_caching_sizesENS_6ActionEPlS2_S2_E12m_cacheSizes"
@@ -90,11 +89,11 @@ def _tensorflow_folder() -> Path:
 
 
 @functools.cache
-def _copies() -> list[tuple[ctypes.Array, ctypes.c_ubyte]]:
-    """Each copy of Eigen's cache sizes in TensorFlow's libraries (loading them), with its
-    guard; the libraries stay loaded, so the copies stay where they are."""
+def _copies() -> dict[str, list[tuple[ctypes.Array, ctypes.c_ubyte]]]:
+    """Each copy of Eigen's cache sizes in each of TensorFlow's libraries (loading them), with
+    its guard; the libraries stay loaded, so the copies stay where they are."""
     folder = _tensorflow_folder()
-    copies = []
+    copies = {}
     for name in TENSORFLOW_LIBRARIES:
         path = folder / name
         values = _symbol_values(path, (_SIZES, _GUARD))
@@ -102,13 +101,12 @@ def _copies() -> list[tuple[ctypes.Array, ctypes.c_ubyte]]:
             raise RuntimeError(f"{path}: {len(values[_SIZES])} copies of Eigen's cache sizes "
                                f"but {len(values[_GUARD])} guards")
         bias = _load_bias(ctypes.CDLL(str(path)))
-        copies += [((ctypes.c_int64 * 3).from_address(bias + sizes),
-                    ctypes.c_ubyte.from_address(bias + guard))
-                   for sizes, guard in zip(sorted(values[_SIZES]), sorted(values[_GUARD]))]
-    if not copies:
-        raise RuntimeError(f"no copy of Eigen's cache sizes in {', '.join(TENSORFLOW_LIBRARIES)} "
-                           f"of {folder} (a TensorFlow built without symbol tables?): its "
-                           "matrix products cannot be pinned")
+        copies[name] = [((ctypes.c_int64 * 3).from_address(bias + sizes),
+                         ctypes.c_ubyte.from_address(bias + guard))
+                        for sizes, guard in zip(sorted(values[_SIZES]), sorted(values[_GUARD]))]
+    if not copies[_KERNELS]:
+        raise RuntimeError(f"no copy of Eigen's cache sizes in {folder / _KERNELS} (a TensorFlow "
+                           "built without symbol tables?): its matrix products cannot be pinned")
     return copies
 
 
@@ -130,11 +128,11 @@ def pin_cache_sizes(sizes: CacheSizes) -> None:
     ValueError
         When a size is not a positive integer.
     RuntimeError
-        When TensorFlow is not installed, or its libraries hold no copy.
+        When TensorFlow is not installed, or ``libtensorflow_cc`` holds no copy.
     """
     if len(sizes) != 3 or not all(isinstance(s, int) and s > 0 for s in sizes):
         raise ValueError(f"cache sizes are three positive byte counts (L1, L2, L3); got {sizes!r}")
-    for values, guard in _copies():
+    for values, guard in (copy for copies in _copies().values() for copy in copies):
         values[:] = sizes
         guard.value = 1
 
@@ -145,7 +143,7 @@ def tensorflow_cache_sizes() -> CacheSizes | None:
     them; None before, and where TensorFlow's libraries are not loaded."""
     if not any(_is_loaded(name) for name in TENSORFLOW_LIBRARIES):
         return None
-    values, guard = _copies()[-1]
+    values, guard = _copies()[_KERNELS][0]
     return tuple(int(v) for v in values) if guard.value else None
 
 
