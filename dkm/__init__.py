@@ -33,7 +33,7 @@ Models, their training and their evaluation:
 ``dkm.training``             the one minibatch training loop every method shares.
 ``dkm.kernel_settings``      what chooses a CPU's kernels: its vector extensions, the variables read.
 ``dkm.arithmetic``           the reproducible arithmetic: kernels capped at AVX2 on every CPU.
-``dkm.cache_sizes``          the cache sizes by which TensorFlow's matrix products block: read, pinned.
+``dkm.cache_sizes``          the cache sizes TensorFlow's matrix products block by: read, pinned.
 ``dkm.compilation``          the compiled epochs kept on disk, for a rerun to load.
 ``dkm.shared_functions``     one compiled epoch per distinct graph, shared by a process's trainers.
 ``dkm.checkpoints``          a training phase's state at an epoch's end: interrupted runs resume.
@@ -53,8 +53,7 @@ Models, their training and their evaluation:
 ``dkm.methods.dcn``          DCN^p and DCN^np as Yang et al. describe them, and ``DCN``.
 ``dkm.methods.idec``         IDEC^p and IDEC^np, and ``IDEC``.
 ``dkm.metrics``              ACC, NMI and ARI (no TensorFlow needed).
-``dkm._atomic``              whole-file writes (downloads, pretraining cache, checkpoints,
-                             snapshots) through a temporary file and one rename.
+``dkm._atomic``              whole-file writes: a temporary file, then one rename.
 
 The protocol, ``dkm.protocol``:
 
@@ -105,15 +104,12 @@ The book, ``dkm.book``:
 ``dkm.book.ablations._studies`` the studies and their variants, run and read; whose a record is.
 ``dkm.book.ablations._compare`` a variant against the protocol's runs and the paper; its wording.
 ``dkm.book.ablations._tradeoff`` the scores against λ at full scale; where they collapse.
-``dkm.book.ablations._temperature`` what α does: its effects, an assignment's hardness, α
-                             rescaled.
+``dkm.book.ablations._temperature`` what α does: its effects, an assignment's hardness, α rescaled.
 ``dkm.book.ablations._walk`` from DCN^p to DKM^p one switch at a time.
-``dkm.book.ablations._shrinking`` the embedding's norm through a snapshot's pretraining and
-                             training.
+``dkm.book.ablations._shrinking`` the embedding's norm through a snapshot's two phases.
 ``dkm.book.snapshots``       a full-scale run's embeddings, saved for the paper's figures.
 ``dkm.book.embeddings``      an embedding's size, spread and separation of the true classes.
-``dkm.book.computed_once``   a slow result kept with the digest of its inputs, read back while
-                             they are unchanged (t-SNE projections, KM's clusterings).
+``dkm.book.computed_once``   a slow result (t-SNE, KM) kept with its inputs' digest, read back.
 
 The command line:
 
@@ -129,7 +125,6 @@ import os
 from importlib import import_module
 from typing import Any
 
-from dkm.arithmetic import pin_reproducible_cache_sizes
 from dkm.compilation import use_compilation_cache
 
 # TensorFlow's C++ start-up messages (oneDNN, CUDA probing) are noise for a
@@ -138,9 +133,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # The compiled training epochs are kept on disk for a rerun (dkm.compilation):
 # TensorFlow reads the flag when it creates its first tensor, so it is set here, first.
 use_compilation_cache()
-# A process its parent started in the reproducible arithmetic pins TensorFlow's matrix
-# products' cache sizes before TensorFlow multiplies anything (dkm.arithmetic).
-pin_reproducible_cache_sizes()
+if "ONEDNN_MAX_CPU_ISA" in os.environ:  # perhaps the reproducible arithmetic, set by a parent:
+    from dkm.arithmetic import pin_reproducible_cache_sizes  # pinned before any product
+    pin_reproducible_cache_sizes()
 
 __version__ = "0.1.0"
 

@@ -217,9 +217,9 @@ class DeepKMeans(DeepClusteringEstimator):
     CPU's, so that the same ``random_state`` gives the same model on the same
     machine only. For the same bits on every x86-64 CPU with AVX2, call
     :func:`dkm.arithmetic.use_reproducible_arithmetic` before TensorFlow is
-    imported (or start Python with the variables of
-    :func:`dkm.arithmetic.reproducible_environment` set). ``python -m dkm run``
-    does so unless ``--native`` is given.
+    imported (or start Python with :func:`dkm.arithmetic.reproducible_environment`'s
+    variables set and import :mod:`dkm` first: it pins the products' cache sizes).
+    ``python -m dkm run`` does so unless ``--native`` is given.
 
     Examples
     --------
