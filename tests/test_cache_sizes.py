@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from dkm.cache_sizes import (_GUARD, _SIZES, TENSORFLOW_LIBRARIES, _symbol_values, _tensorflow_folder,
-                             pin_cache_sizes)
+from dkm.cache_sizes import (_GUARD, _SIZES, TENSORFLOW_LIBRARIES, _symbol_values,
+                             _tensorflow_folder, pin_cache_sizes)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -356,28 +356,25 @@ def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFram
         (``"reproducible"``, ``"native"``), ``cache_sizes`` (the L1, L2 and L3 sizes
         its matrix products blocked by, as the reproducible arithmetic pins them or
         ``benchmarks/with_cache_sizes.py`` set them; None for a native fit and where the
-        line does not name them: the CPU's own), ``fit`` (a digest of the parts of :data:`FIT_PARTS`:
-        two rows with the same digest computed the same fit), then for each part
-        whether it is the fixture's, bit for bit, ``centres_differing``, how many of
-        the centres' coordinates are not the fixture's bits, and ``centres_relative``,
-        the largest relative difference of a centre's coordinate from the fixture's.
-        Empty when there is no line.
+        line does not name them: the CPU's own), ``fit`` (a digest of the parts of
+        :data:`FIT_PARTS`: two rows with the same digest computed the same fit), then for
+        each part whether it is the fixture's, bit for bit, and ``centres_differing``, how
+        many of the centres' coordinates are not the fixture's bits. Empty when there is
+        no line.
     """
     reference = json.loads(Path(fixture).read_text())
     last = _last_fits(directory)
     centres = np.frombuffer(bytes.fromhex(reference["centers"]), np.float32)
 
-    def compared(line: Mapping[str, Any]) -> dict[str, Any]:
-        other = np.frombuffer(bytes.fromhex(line["centers"]), np.float32)
-        return {"centres_differing": int(np.sum(other != centres)),
-                "centres_relative": float(np.max(np.abs(other - centres) / np.abs(centres)))}
+    def centres_differing(line: Mapping[str, Any]) -> int:
+        return int(np.sum(np.frombuffer(bytes.fromhex(line["centers"]), np.float32) != centres))
 
     def digest(line: Mapping[str, Any]) -> str:
         parts = json.dumps([line.get(key) for keys in FIT_PARTS.values() for key in keys])
         return hashlib.sha256(parts.encode()).hexdigest()[:12]
 
     rows = [{"cpu": cpu, "mode": mode, "cache_sizes": sizes, "fit": digest(line),
-             **_same_parts(line, reference), **compared(line)}
+             **_same_parts(line, reference), "centres_differing": centres_differing(line)}
             for (cpu, mode, sizes), line in last.items()]
     return pd.DataFrame(rows, columns=["cpu", "mode", "cache_sizes", "fit", *FIT_PARTS,
-                                       "centres_differing", "centres_relative"])
+                                       "centres_differing"])
