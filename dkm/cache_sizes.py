@@ -57,17 +57,17 @@ def _symbol_values(path: Path, names: tuple[bytes, ...]) -> dict[bytes, list[int
         symtab = next((s for s in sections if s[1] == _SHT_SYMTAB), None)
         if symtab is None:
             return {name: [] for name in names}
-        strtab = sections[symtab[6]]
-        strings = elf[strtab[4]:strtab[4] + strtab[5]]
         symbols = np.frombuffer(elf[symtab[4]:symtab[4] + symtab[5]], dtype=np.dtype(_SYMBOL))
-    found = {}
-    for name in names:
-        # every place the name ends a string: a symbol may point into the tail of a longer one
-        starts, at = [], strings.find(name + b"\0")
-        while at >= 0:
-            starts.append(at)
-            at = strings.find(name + b"\0", at + 1)
-        found[name] = [int(v) for v in symbols["value"][np.isin(symbols["name"], starts)]]
+        strings_start, strings_size = sections[symtab[6]][4:6]
+        found = {}
+        for name in names:
+            # every place the name ends a string (a symbol may point into the tail of a longer
+            # one), searched in the mapped file rather than in a copy of its string table
+            starts, at = [], elf.find(name + b"\0", strings_start, strings_start + strings_size)
+            while at >= 0:
+                starts.append(at - strings_start)
+                at = elf.find(name + b"\0", at + 1, strings_start + strings_size)
+            found[name] = [int(v) for v in symbols["value"][np.isin(symbols["name"], starts)]]
     return found
 
 
