@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from dkm.arithmetic import reproducible_environment
+from with_cache_sizes import run_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SMALL_FIT = REPO_ROOT / "tests" / "small_fit.py"
@@ -37,14 +34,8 @@ def main() -> None:
                              "these caches before the mode pinned them "
                              "(benchmarks/with_cache_sizes.py)")
     args = parser.parse_args()
-    capped = set(reproducible_environment({}))  # each child sets its mode's own
-    environment = {k: v for k, v in os.environ.items() if k not in capped}
-    emulated = [] if args.cache_sizes is None else [
-        str(REPO_ROOT / "benchmarks" / "with_cache_sizes.py"), *map(str, args.cache_sizes)]
-    for mode in ("reproducible",) if emulated else ("reproducible", "native"):
-        fit = json.loads(subprocess.run([sys.executable, *emulated, str(SMALL_FIT), mode],
-                                        check=True, capture_output=True, text=True,
-                                        env=environment).stdout)
+    for mode in ("reproducible",) if args.cache_sizes else ("reproducible", "native"):
+        fit = json.loads(run_script(SMALL_FIT, mode, cache_sizes=args.cache_sizes))
         with open(args.json, "a") as out:
             out.write(json.dumps({"mode": mode, **fit}) + "\n")
         print(mode, fit["cpu"], fit["labels"][:16], flush=True)

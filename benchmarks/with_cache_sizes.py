@@ -14,10 +14,25 @@ x86-64 cores have::
 from __future__ import annotations
 
 import argparse
+import os
 import runpy
+import subprocess
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 
 import dkm.arithmetic
+
+
+def run_script(script: Path, *arguments: str, cache_sizes: Sequence[int] | None = None) -> str:
+    """What a Python script prints, run in a process of its own that chooses its arithmetic
+    itself (this environment less the reproducible arithmetic's variables), through this file
+    with ``cache_sizes`` (L1, L2, L3, bytes) where they are given."""
+    capped = set(dkm.arithmetic.reproducible_environment({}))
+    environment = {k: v for k, v in os.environ.items() if k not in capped}
+    told = [] if cache_sizes is None else [__file__, *map(str, cache_sizes)]
+    return subprocess.run([sys.executable, *told, str(script), *arguments], check=True,
+                          capture_output=True, text=True, env=environment).stdout
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ from dkm.book.analysis import (
     search_summary, seed_scores, standin_alpha_curves, standin_alpha_scores,
     standin_cluster_loss, standin_rescaling_effect, standin_rows, standin_tradeoff_points,
     standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given, setting_effect,
-    reproducible_fits, seed_differences, side_by_side, standing_changes, verdict_changes,
+    reproducible_fits, cache_size_products, seed_differences, side_by_side, standing_changes, verdict_changes,
     warm_rate, FIT_PARTS, in_present_settings,
     with_reruns, paper_margin,
 )
@@ -868,6 +868,26 @@ def test_reproducible_fits_compare_each_part_of_each_cpus_last_fit_with_the_fixt
     assert fits[["mode", "cache_sizes", "weights"]].values.tolist() == [
         ["reproducible", None, True], ["native", None, True], ["reproducible", (9, 8, 7), False]]
     assert reproducible_fits(tmp_path / "none", tmp_path / "fixture.json").empty
+
+
+def test_cache_size_products_keep_each_cpus_last_comparison_per_told_sizes(tmp_path):
+    def line(cpu, told, differs):
+        return {"cpu": cpu, "pinned": [1, 2, 3], "told": told, "products": [
+            {"network": "USPS", "phase": "training step", "shape": "256×500·500×10",
+             "part": "weight gradient", "differs": differs},
+            {"network": "USPS", "phase": "embedding", "shape": "9298×256", "part": "",
+             "differs": False}]}
+    lines = [line("A", [4, 2, 3], True), line("A", [4, 2, 3], False),  # the later line counts
+             line("A", [1, 5, 3], True), line("B", [4, 2, 3], True)]
+    (tmp_path / "cache-size-products.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in lines))
+    products = cache_size_products(tmp_path)
+    assert len(products) == 6
+    assert products.groupby(["cpu", "told"]).differs.sum().to_dict() == {
+        ("A", (1, 5, 3)): 1, ("A", (4, 2, 3)): 0, ("B", (4, 2, 3)): 1}
+    assert set(products.pinned) == {(1, 2, 3)}
+    assert products[products.phase == "embedding"].part.eq("").all()
+    assert cache_size_products(tmp_path / "none").empty
 
 
 def test_a_line_counts_natively_or_in_the_modes_present_settings_only():

@@ -67,7 +67,8 @@ check scripts, :func:`rerun_gaps` compares reruns with the records they
 repeat, :func:`repeated_runs` finds the configurations recorded twice,
 :func:`reruns` gathers both kinds of rerun in one table (:func:`kept_reruns` and
 :func:`audited_reruns` read those kept apart; :func:`with_reruns` puts the latest rerun in its record's place),
-:func:`reproducible_fits` what each CPU gave for the reproducible fixture's fit
+:func:`reproducible_fits` what each CPU gave for the reproducible fixture's fit,
+:func:`cache_size_products` which of a fit's products other cache sizes round otherwise
 (:func:`in_present_settings` tells a benchmark's line made in an earlier version of the mode),
 and :func:`isa_probe_table` reads the probe of a snapshot's arithmetic on another CPU;
 :func:`standin_alpha_curves` and
@@ -84,8 +85,8 @@ from __future__ import annotations
 # re-exported here, the one place to import it from.
 from dkm.book.analysis._authors_code import AUTHORS_CODE_COLUMNS, authors_code_comparison
 from dkm.book.analysis._checks import (
-    FIT_PARTS, audited_reruns, audits, check_gap, check_runs, isa_probe_table, kept_reruns,
-    protocol_gap,
+    FIT_PARTS, audited_reruns, audits, cache_size_products, check_gap, check_runs,
+    isa_probe_table, kept_reruns, protocol_gap,
     in_present_settings, repeated_runs, reproducible_fits, rerun_gaps, reruns, with_reruns,
 )
 from dkm.book.analysis._claims import (
@@ -176,7 +177,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "chosen_against_paper",
            "setting_effect", "seed_differences", "SETTING_EFFECT_COLUMNS", "verdict_changes",
            "standing_changes", "ArithmeticComparison", "arithmetic_comparison", "side_by_side",
-           "warm_rate", "SIDE_BY_SIDE_MEASURES", "reproducible_fits",
+           "warm_rate", "SIDE_BY_SIDE_MEASURES", "reproducible_fits", "cache_size_products",
            "in_present_settings", "FIT_PARTS",
            "DATA_CLAIMS", "DATA_CLAIM_COLUMNS", "MARGIN_FLOOR", "METHOD_SCORE_COLUMNS",
            "VERDICT_TABLE_CAPTION",

@@ -378,3 +378,30 @@ def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFram
             for (cpu, mode, sizes), line in last.items()]
     return pd.DataFrame(rows, columns=["cpu", "mode", "cache_sizes", "fit", *FIT_PARTS,
                                        "centres_differing"])
+
+
+def cache_size_products(directory: str | Path) -> pd.DataFrame:
+    """Which of a fit's products rounded otherwise with other cache sizes than the mode's.
+
+    Parameters
+    ----------
+    directory : str or Path
+        Where ``cache-size-products.jsonl`` lies (``benchmarks/cache_size_products.py``'s
+        lines: the products computed with the mode's sizes and with others, each compared).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per CPU, told sizes and computation (the last line of each CPU and sizes):
+        ``cpu``, ``pinned`` and ``told`` (the L1, L2 and L3 sizes, bytes, as tuples),
+        ``network`` (a paper's dataset's label, or ``"small fit"``), ``phase``
+        (``"training step"``, ``"embedding"``), ``shape``, ``part`` (of a training step's
+        layer: ``"forward"``, ``"input gradient"``, ``"weight gradient"``; empty for an
+        embedding) and ``differs``. Empty when there is no line.
+    """
+    last = {(line["cpu"], tuple(line["told"])): line
+            for line in check_runs("cache-size-products", directory)}
+    rows = [{"cpu": cpu, "pinned": tuple(line["pinned"]), "told": told, **product}
+            for (cpu, told), line in last.items() for product in line["products"]]
+    return pd.DataFrame(rows, columns=["cpu", "pinned", "told", "network", "phase", "shape",
+                                       "part", "differs"])
