@@ -22,8 +22,8 @@ quarter of the digits does not), so the mode runs it on
 :data:`REPRODUCIBLE_INTRA_OP_THREADS` threads whatever the machine's cores,
 unless ``TF_NUM_INTRAOP_THREADS`` names another number (the tests and ``make
 book`` use one); a record names the number and an audit reruns it on as many
-(:func:`recorded_intra_op_threads`). And TensorFlow's matrix products sum in
-blocks whose length Eigen works out from the CPU's cache sizes, so the mode pins
+(:func:`recorded_intra_op_threads`). And TensorFlow's matrix products compute in
+blocks whose sizes Eigen works out from the CPU's cache sizes, so the mode pins
 those to :data:`REPRODUCIBLE_CACHE_SIZES` (:mod:`dkm.cache_sizes`). That test
 file also compares, on each machine the tests run on, a small fit with a
 fixture's bits; chapter 10 says on which CPUs they agree.

@@ -1,12 +1,12 @@
 """The cache sizes by which TensorFlow's matrix products block their sums: read and pinned.
 
 TensorFlow multiplies matrices with Eigen's tensor contraction (its own kernels,
-and the runtime that XLA's compiled epochs call). Eigen cuts a product's inner
-dimension into blocks whose length it works out from the CPU's cache sizes, read
-once per process with the ``cpuid`` instruction (``Eigen::internal::
-manage_caching_sizes``), and sums block by block: a CPU with another L1 data
-cache may sum the same product in another order and round otherwise, whatever
-instruction set the kernels are capped at (chapter 10 shows it). Eigen offers no
+and the runtime that XLA's compiled epochs call). Eigen cuts a product into
+blocks whose sizes it works out from the CPU's cache sizes, read once per
+process with the ``cpuid`` instruction (``Eigen::internal::
+manage_caching_sizes``), and computes it block by block: a CPU with another L1
+data cache or another L2 may round the same product otherwise, whatever
+instruction set the kernels are capped at (chapter 10 shows both). Eigen offers no
 setting for it outside C++, so :func:`pin_cache_sizes` writes the sizes into
 each copy of Eigen's cache-size variable in TensorFlow's libraries, located
 through their symbol tables, before TensorFlow multiplies anything; the

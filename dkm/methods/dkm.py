@@ -213,9 +213,9 @@ class DeepKMeans(DeepClusteringEstimator):
     Notes
     -----
     A fit computes in its process's arithmetic (:mod:`dkm.arithmetic`): by
-    default the CPU's own kernels, whose roundings may differ from another
-    CPU's, so that the same ``random_state`` gives the same model on the same
-    machine only. For the same bits on every x86-64 CPU with AVX2, call
+    default the CPU's own kernels, whose roundings may differ from another CPU's:
+    the same ``random_state`` gives the same model on the same machine only. For
+    the arithmetic meant to give the same bits on any x86-64 CPU with AVX2, call
     :func:`dkm.arithmetic.use_reproducible_arithmetic` before TensorFlow is
     imported (or start Python with :func:`dkm.arithmetic.reproducible_environment`'s
     variables set and import :mod:`dkm` first: it pins the products' cache sizes).
