@@ -17,6 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
+# a sibling script: benchmarks/ is on the path
 from with_cache_sizes import run_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

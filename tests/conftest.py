@@ -48,27 +48,48 @@ def data_home() -> Path:
     return home
 
 
+def _script_output(arguments: list[str], environment: dict[str, str | None]) -> dict:
+    """The JSON a Python script prints, run in a fresh process from the repository's root.
+
+    Each keyword of ``environment`` sets a variable, or removes it when None;
+    ``TF_ENABLE_ONEDNN_OPTS``, ``ONEDNN_MAX_CPU_ISA``, ``XLA_FLAGS`` and ``TF_XLA_FLAGS`` are
+    removed unless given, so that only the script chooses the arithmetic."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    for name in ("TF_ENABLE_ONEDNN_OPTS", "ONEDNN_MAX_CPU_ISA", "XLA_FLAGS", "TF_XLA_FLAGS"):
+        env.pop(name, None)
+    for name, value in environment.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    done = subprocess.run([sys.executable, *arguments], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
 @pytest.fixture
 def small_fit():
     """Run ``tests/small_fit.py`` in a fresh process: ``small_fit(mode, **environment)`` gives
-    its JSON output as a dict. ``mode`` is ``"reproducible"`` or ``"native"``; each keyword sets
-    an environment variable, or removes it when None; ``TF_ENABLE_ONEDNN_OPTS``,
-    ``ONEDNN_MAX_CPU_ISA``, ``XLA_FLAGS`` and ``TF_XLA_FLAGS`` are removed unless given, so that
-    only the mode chooses the arithmetic."""
+    its JSON output as a dict. ``mode`` is ``"reproducible"`` or ``"native"``; ``environment``
+    as :func:`_script_output`'s."""
     def run(mode: str, **environment: str | None) -> dict:
-        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-        for name in ("TF_ENABLE_ONEDNN_OPTS", "ONEDNN_MAX_CPU_ISA", "XLA_FLAGS", "TF_XLA_FLAGS"):
-            env.pop(name, None)
-        for name, value in environment.items():
-            if value is None:
-                env.pop(name, None)
-            else:
-                env[name] = value
-        done = subprocess.run([sys.executable, str(REPO_ROOT / "tests" / "small_fit.py"), mode],
-                              cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                              timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
-        return json.loads(done.stdout)
+        return _script_output([str(REPO_ROOT / "tests" / "small_fit.py"), mode], environment)
+    return run
+
+
+@pytest.fixture
+def products():
+    """Run ``tests/products.py`` in a fresh process: ``products(*networks, cache_sizes=None,
+    **environment)`` gives its JSON output as a dict; with ``cache_sizes`` (L1, L2, L3, bytes),
+    through ``benchmarks/with_cache_sizes.py`` instead of the mode's sizes; ``environment`` as
+    :func:`_script_output`'s."""
+    def run(*networks: str, cache_sizes: tuple[int, int, int] | None = None,
+            **environment: str | None) -> dict:
+        told = [] if cache_sizes is None else [
+            str(REPO_ROOT / "benchmarks" / "with_cache_sizes.py"), *map(str, cache_sizes)]
+        return _script_output([*told, str(REPO_ROOT / "tests" / "products.py"), *networks],
+                              environment)
     return run
 
 

@@ -1,10 +1,12 @@
-"""The reproducible arithmetic (dkm.arithmetic): its settings, its pinned cache sizes, a fit that
-every machine the tests run on must compute bit for bit, and the thread count that must not
-change a fit.
+"""The reproducible arithmetic (dkm.arithmetic): its settings, its pinned cache sizes, a fit and
+a network's products that every machine the tests run on must compute bit for bit, and the
+thread count that must not change a fit.
 
 The fits are ``tests/small_fit.py``'s, each in a process of its own (the ``small_fit`` fixture);
 ``python tests/small_fit.py reproducible > tests/fixtures/reproducible-dkm-p.json`` writes the
-fixture (with the CPU it was made on).
+fixture (with the CPU it was made on). The products are ``tests/products.py``'s (the
+``products`` fixture), whose docstring says how their fixture is written: the small fit's
+products block alike with the L2 sizes of today's CPUs, a full-scale network's do not.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from dkm.compilation import compilation_cache_directory
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = REPO_ROOT / "tests" / "fixtures" / "reproducible-dkm-p.json"
+PRODUCTS_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "reproducible-products.json"
 
 
 def test_the_environment_caps_onednn_and_xla_and_keeps_other_xla_flags():
@@ -95,6 +98,32 @@ def test_the_reproducible_fit_is_the_fixtures_bit_for_bit(small_fit):
     assert _comparable(fit) == _comparable(fixture), (
         f"in the reproducible arithmetic this CPU ({fit['cpu']}) computes other bits than the "
         f"fixture's ({fixture['cpu']})")
+
+
+def test_the_reproducible_products_are_the_fixtures_bit_for_bit(products):
+    fixture = json.loads(PRODUCTS_FIXTURE.read_text())
+    networks = sorted({key.split("|")[0] for key in fixture["digests"]})
+    made = products(*networks, TF_NUM_INTRAOP_THREADS="2")  # the mode's threads, as the fixture's
+    assert made["cache_sizes"] == fixture["cache_sizes"] == list(REPRODUCIBLE_CACHE_SIZES)
+    differing = [key for key, digest in fixture["digests"].items() if made["digests"][key] != digest]
+    assert not differing, (f"in the reproducible arithmetic this CPU ({made['cpu']}) computes "
+                           f"other bits than the fixture's ({fixture['cpu']}): {differing}")
+
+
+def test_the_cache_sizes_decide_how_the_products_block(products):
+    # told another CPU's sizes (48 KiB of L1, 1 MiB of L2), the pin changes the blocking the
+    # fixture's bits come from: the small fit's embedding (the L1) and a full-scale network's
+    # weight gradients (the L2) round otherwise; so a CPU whose sizes the pin missed would fail
+    # the test above
+    fixture = json.loads(PRODUCTS_FIXTURE.read_text())
+    networks = sorted({key.split("|")[0] for key in fixture["digests"]})
+    told = products(*networks, cache_sizes=(49152, 1048576, 33554432), TF_NUM_INTRAOP_THREADS="2")
+    assert told["cache_sizes"] == [49152, 1048576, 33554432]
+    differing = {key for key, digest in fixture["digests"].items() if told["digests"][key] != digest}
+    assert "small fit|embedding|500×64|" in differing
+    assert any(key.startswith("USPS|training step") and key.endswith("weight gradient")
+               for key in differing)
+    assert not any(key.endswith(("forward", "input gradient")) for key in differing)
 
 
 def test_a_process_started_in_the_mode_pins_the_cache_sizes_when_it_imports_dkm():
