@@ -858,6 +858,7 @@ def test_reproducible_fits_compare_each_part_of_each_cpus_last_fit_with_the_fixt
     # the environment is not compared
     assert fits.loc["native"][["labels", "pretraining losses", "weights"]].all()
     assert fits.centres_differing.tolist() == [0, 1]
+    assert fits.centres_ulps.tolist() == [0, 2**21]  # 4.0 and 5.0: 2**21 float32 steps apart
     # a fit whose products blocked by other cache sizes is a row of its own; a native fit's
     # sizes are its CPU's, whatever its line says
     lines += [{"mode": "reproducible", **fixture, "cpu": "B", "cache_sizes": [9, 8, 7],

@@ -358,26 +358,31 @@ def reproducible_fits(directory: str | Path, fixture: str | Path) -> pd.DataFram
         ``benchmarks/with_cache_sizes.py`` set them; None for a native fit and where the
         line does not name them: the CPU's own), ``fit`` (a digest of the parts of
         :data:`FIT_PARTS`: two rows with the same digest computed the same fit), then for
-        each part whether it is the fixture's, bit for bit, and ``centres_differing``, how
-        many of the centres' coordinates are not the fixture's bits. Empty when there is
-        no line.
+        each part whether it is the fixture's, bit for bit, ``centres_differing``, how
+        many of the centres' coordinates are not the fixture's bits, and ``centres_ulps``,
+        the most units in the last place by which a coordinate differs from the fixture's.
+        Empty when there is no line.
     """
     reference = json.loads(Path(fixture).read_text())
     last = _last_fits(directory)
     centres = np.frombuffer(bytes.fromhex(reference["centers"]), np.float32)
 
-    def centres_differing(line: Mapping[str, Any]) -> int:
-        return int(np.sum(np.frombuffer(bytes.fromhex(line["centers"]), np.float32) != centres))
+    def centres_compared(line: Mapping[str, Any]) -> dict[str, int]:
+        # each coordinate's distance from the fixture's in units in the last place: the
+        # float32 values' bits read as integers (the coordinates keep their signs)
+        other = np.frombuffer(bytes.fromhex(line["centers"]), np.float32)
+        ulps = np.abs(other.view(np.int32).astype(np.int64) - centres.view(np.int32))
+        return {"centres_differing": int(np.sum(ulps > 0)), "centres_ulps": int(np.max(ulps))}
 
     def digest(line: Mapping[str, Any]) -> str:
         parts = json.dumps([line.get(key) for keys in FIT_PARTS.values() for key in keys])
         return hashlib.sha256(parts.encode()).hexdigest()[:12]
 
     rows = [{"cpu": cpu, "mode": mode, "cache_sizes": sizes, "fit": digest(line),
-             **_same_parts(line, reference), "centres_differing": centres_differing(line)}
+             **_same_parts(line, reference), **centres_compared(line)}
             for (cpu, mode, sizes), line in last.items()]
     return pd.DataFrame(rows, columns=["cpu", "mode", "cache_sizes", "fit", *FIT_PARTS,
-                                       "centres_differing"])
+                                       "centres_differing", "centres_ulps"])
 
 
 def cache_size_products(directory: str | Path) -> pd.DataFrame:
