@@ -11,7 +11,8 @@
   own code: chunks of 1,024 points and the last one, through TensorFlow's own kernels).
 
 It prints, as JSON, each computation's SHA-256 (keyed ``network|phase|shape|part``), the cache
-sizes the products blocked by and the CPU. ``tests/test_arithmetic.py`` compares USPS's and the
+sizes the products blocked by and the CPU; TensorFlow runs on the mode's threads unless
+``TF_NUM_INTRAOP_THREADS`` names a number (the fixture was made on the mode's). ``tests/test_arithmetic.py`` compares USPS's and the
 small fit's with ``tests/fixtures/reproducible-products.json`` (``python tests/products.py USPS
 "small fit" > tests/fixtures/reproducible-products.json`` writes it), and
 ``benchmarks/cache_size_products.py`` compares them under other cache sizes.
@@ -53,9 +54,9 @@ def digests(names: list[str]) -> dict[str, str]:
     step = tf.function(layer, jit_compile=True)  # traced once per shape, as the epochs are
     tf.get_logger().setLevel("ERROR")  # which tf.function would warn of
     batch = LoopConfig.batch_size
-    found = {}
+    found, shapes_of = {}, networks()
     for name in names:
-        d, p, hidden, n = networks()[name]
+        d, p, hidden, n = shapes_of[name]
         rng = np.random.default_rng(zlib.crc32(name.encode()))  # the same numbers in any selection
         sizes = (d, *hidden, p)
         # the encoder's layers, the decoder's and the centres' product, each shape once
@@ -81,10 +82,11 @@ def main(names: list[str]) -> None:
     from dkm.cache_sizes import tensorflow_cache_sizes
     from dkm.protocol.provenance import cpu_identity
 
-    unknown = set(names) - set(networks())
+    known = list(networks())
+    unknown = set(names) - set(known)
     if unknown:
-        raise SystemExit(f"unknown networks {sorted(unknown)}; known: {list(networks())}")
-    print(json.dumps({"digests": digests(names or list(networks())),
+        raise SystemExit(f"unknown networks {sorted(unknown)}; known: {known}")
+    print(json.dumps({"digests": digests(names or known),
                       "cache_sizes": list(tensorflow_cache_sizes()), "cpu": cpu_identity()},
                      indent=1))
 

@@ -100,12 +100,20 @@ def test_the_reproducible_fit_is_the_fixtures_bit_for_bit(small_fit):
         f"fixture's ({fixture['cpu']})")
 
 
-def test_the_reproducible_products_are_the_fixtures_bit_for_bit(products):
+def _products_against_fixture(products, **told) -> tuple[dict, dict, list[str]]:
+    """The fixture's products, the same products made here (``told``: the ``products``
+    fixture's ``cache_sizes``) on the mode's threads, as the fixture's were, and the keys of
+    those whose bits differ."""
     fixture = json.loads(PRODUCTS_FIXTURE.read_text())
     networks = sorted({key.split("|")[0] for key in fixture["digests"]})
-    made = products(*networks, TF_NUM_INTRAOP_THREADS="2")  # the mode's threads, as the fixture's
+    made = products(*networks, TF_NUM_INTRAOP_THREADS=str(REPRODUCIBLE_INTRA_OP_THREADS), **told)
+    return fixture, made, [key for key, digest in fixture["digests"].items()
+                           if made["digests"][key] != digest]
+
+
+def test_the_reproducible_products_are_the_fixtures_bit_for_bit(products):
+    fixture, made, differing = _products_against_fixture(products)
     assert made["cache_sizes"] == fixture["cache_sizes"] == list(REPRODUCIBLE_CACHE_SIZES)
-    differing = [key for key, digest in fixture["digests"].items() if made["digests"][key] != digest]
     assert not differing, (f"in the reproducible arithmetic this CPU ({made['cpu']}) computes "
                            f"other bits than the fixture's ({fixture['cpu']}): {differing}")
 
@@ -115,11 +123,9 @@ def test_the_cache_sizes_decide_how_the_products_block(products):
     # fixture's bits come from: the small fit's embedding (the L1) and a full-scale network's
     # weight gradients (the L2) round otherwise; so a CPU whose sizes the pin missed would fail
     # the test above
-    fixture = json.loads(PRODUCTS_FIXTURE.read_text())
-    networks = sorted({key.split("|")[0] for key in fixture["digests"]})
-    told = products(*networks, cache_sizes=(49152, 1048576, 33554432), TF_NUM_INTRAOP_THREADS="2")
+    _, told, differing = _products_against_fixture(products,
+                                                   cache_sizes=(49152, 1048576, 33554432))
     assert told["cache_sizes"] == [49152, 1048576, 33554432]
-    differing = {key for key, digest in fixture["digests"].items() if told["digests"][key] != digest}
     assert "small fit|embedding|500×64|" in differing
     assert any(key.startswith("USPS|training step") and key.endswith("weight gradient")
                for key in differing)
