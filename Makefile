@@ -1,5 +1,5 @@
 # The two commands of the README: `make book` (the main job) and `make test`.
-# Both create .venv and install the package with the extras they need.
+# Both create .venv and install the locked environment into it.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,36 +11,58 @@ export TF_CPP_MIN_LOG_LEVEL := 2
 # TensorFlow without it, as `python -m dkm` does (dkm.cli; about 5 s less per process).
 export TF_USE_LEGACY_KERAS := 1
 
-.PHONY: book test venv clean
+.PHONY: book test venv lock clean
 
-# uv resolves to the same versions as pip and installs in about half the time (a fresh test
-# environment: 72 s against 135 s); pip takes over where uv cannot be installed or reach the index.
+# The environment is requirements.lock: every package `make test` and `make book` install, at the
+# exact version the committed records were made with, with its hashes. `make lock` writes it from
+# pyproject.toml (keeping the versions it already pins that still satisfy pyproject.toml); the
+# README says when to run it and what a new version does to the records.
+LOCK := requirements.lock
+# uv installs the lock (a fresh environment in about half pip's time); it lives beside the
+# environment, not in it, so that the environment holds the lock's packages and no other.
+# pip takes over where uv cannot be installed.
+UV_VERSION := 0.13.9
+UV := $(VENV)/.tools/bin/uv
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet uv || $(BIN)/pip install --quiet --upgrade pip
 
-# A stamp per extra: reinstall only when pyproject.toml (or this file) changes. The installed
-# modules are compiled to bytecode once, here: where PYTHONDONTWRITEBYTECODE is set, every
-# process would otherwise compile TensorFlow's 3,000 modules again (`import tensorflow` 14.4 s,
-# 5.0 s compiled, on an AMD EPYC of family 25), every test that starts one and every chapter's
-# kernel included. pip compiles by default.
-$(VENV)/.installed-%: pyproject.toml Makefile | $(BIN)/python
-	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e ".[$*]" \
-	    || $(BIN)/pip install --quiet -e ".[$*]"
+$(UV): | $(BIN)/python
+	$(BIN)/pip install --quiet --target $(VENV)/.tools uv==$(UV_VERSION) || true
+
+# Brings a fresh or an existing .venv to the lock (uv also removes what the lock does not name),
+# then installs the package itself, editable, without dependencies. The installed modules are
+# compiled to bytecode once, here: where PYTHONDONTWRITEBYTECODE is set, every process would
+# otherwise compile TensorFlow's 3,000 modules again (`import tensorflow` 14.4 s, 5.0 s compiled,
+# on an AMD EPYC of family 25), every test that starts one and every chapter's kernel included.
+$(VENV)/.synced: $(LOCK) pyproject.toml Makefile | $(UV)
+	if [ -x $(UV) ]; then \
+	    $(UV) pip sync --quiet --compile-bytecode --require-hashes --python $(BIN)/python $(LOCK) \
+	    && $(UV) pip install --quiet --compile-bytecode --no-deps --no-build-isolation \
+	        --python $(BIN)/python -e . ; \
+	else \
+	    $(BIN)/pip install --quiet --require-hashes --no-deps -r $(LOCK) \
+	    && $(BIN)/pip install --quiet --no-deps --no-build-isolation -e . ; \
+	fi
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null 2>&1 || true
 	touch $@
 
-venv: $(VENV)/.installed-test $(VENV)/.installed-book
+venv: $(VENV)/.synced
+
+lock: | $(UV)
+	$(UV) pip compile pyproject.toml --extra book --extra test --generate-hashes \
+	    --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+	    --custom-compile-command "make lock" --quiet --output-file $(LOCK)
 
 # Two workers on two cores: one thread each for OpenMP (scikit-learn, BLAS) and TensorFlow, which
 # otherwise spin against each other (the same tests took about 15 % longer).
-test: $(VENV)/.installed-test
+test: $(VENV)/.synced
 	OMP_NUM_THREADS=1 TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 \
 	    $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # One TensorFlow thread, as the tests have: the chapters' small runs then give the same bits on
 # any number of cores (a digits fit's can change with the thread count, benchmarks/README.md).
-book: $(VENV)/.installed-book
+book: $(VENV)/.synced
 	TF_NUM_INTRAOP_THREADS=1 $(BIN)/jupyter-book build . -W --keep-going
 
 clean:
