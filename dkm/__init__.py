@@ -67,6 +67,7 @@ The protocol, ``dkm.protocol``:
 ``dkm.protocol.cluster``     a grid's pieces on a Dask cluster, with one writer (optional).
 ``dkm.protocol.results``     run records and the JSON Lines store that keeps them.
 ``dkm.protocol.provenance``  what decides a run's numbers (code, libraries, CPU), recorded.
+``dkm.protocol.environment`` the installed packages against the lock's and a record's versions.
 ``dkm.protocol.audit``       a record rerun and compared bit for bit; why the numbers differ.
 
 The book, ``dkm.book``:

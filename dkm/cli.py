@@ -472,6 +472,7 @@ def _command_audit(args: argparse.Namespace) -> int:
 
     from dkm.data import load
     from dkm.protocol.audit import audit_record
+    from dkm.protocol.environment import version_differences
     from dkm.protocol.results import ResultsStore, record_arithmetic
 
     store = Path(args.results)
@@ -500,6 +501,12 @@ def _command_audit(args: argparse.Namespace) -> int:
                            "them apart (--method, --seed)")
     if threads:  # a larger fit's bits depend on the number
         os.environ["TF_NUM_INTRAOP_THREADS"] = str(threads.pop())
+    for versions in dict.fromkeys(tuple(version_differences(record.get("provenance", {})))
+                                  for record in chosen):
+        if versions:
+            print(f"the packages differ from the record's ({'; '.join(versions)}): the rerun may "
+                  "differ for that alone; `make test` installs the lock's versions",
+                  file=sys.stderr, flush=True)
     _use_arithmetic(arithmetics[0])
     _start_tensorflow(args)
     datasets = {}

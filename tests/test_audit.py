@@ -35,7 +35,7 @@ def test_differences_name_the_instruction_sets_the_settings_the_libraries_and_th
         "avx512f (avx2 avx512f), rerun on AuthenticAMD family 25 model 1 stepping 1, avx2 (avx2)",
         "settings: OMP_NUM_THREADS unset → 1",
         "TensorFlow's oneDNN kernels: on → off",
-        "libraries: tensorflow 2.20.0 → 2.21.0",
+        "TensorFlow 2.21.0 here, 2.20.0 in the record",
         "code: aaaaaaaaaaaa → bbbbbbbbbbbb",
     )
     assert differences(HERE, HERE) == ()
@@ -152,3 +152,27 @@ def test_refit_trains_one_seeds_runs_again_and_keeps_what_their_records_do_not(d
         refit([records[0], other], digits)
     with pytest.raises(ValueError, match="one record per method"):
         refit([records[1], records[1]], digits)
+
+
+def test_an_audit_in_another_environment_names_the_packages_and_both_versions(digits, tmp_path,
+                                                                                 cli):
+    from dkm.protocol.experiments import run_seeds
+    from dkm.protocol.results import ResultsStore
+
+    record, = run_seeds(digits, "km", [3], scale=0.02, loop=SMALL)
+    here = record["provenance"]["tensorflow"]
+    older = json.loads(json.dumps(record))
+    older["provenance"]["tensorflow"] = "2.20.0"
+    older["metrics"]["test"]["acc"] = min(1.0, record["metrics"]["test"]["acc"] + 0.01)
+    audit = audit_record(older, digits, train=lambda r, d: record)
+    assert audit.verdict == "different"
+    assert f"TensorFlow {here} here, 2.20.0 in the record" in audit.reason
+    # the command says so before it reruns, and names them again in its verdict
+    store = ResultsStore(tmp_path / "digits.jsonl")
+    store.append(older)
+    done = cli("audit", "--results", str(store.path))
+    assert done.returncode == 0, done.stderr
+    before = f"the packages differ from the record's (TensorFlow {here} here, 2.20.0 in the record)"
+    assert before in done.stderr
+    assert done.stdout.startswith("digits km seed 3: different")
+    assert f"TensorFlow {here} here, 2.20.0 in the record" in done.stdout

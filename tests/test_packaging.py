@@ -5,6 +5,7 @@ import tomllib
 from pathlib import Path
 
 import dkm
+from dkm.protocol.environment import LOCK_FILE, lock_pins, lock_state
 
 # the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
 # the test modules do not import from either)
@@ -16,11 +17,62 @@ def _pyproject() -> dict:
     return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
 
 
-def test_environment_yml_installs_the_package_with_its_extras():
-    """pyproject.toml is the one list of packages; environment.yml points at it."""
+def _locked_requirements() -> list:
+    """Every requirement of the package and of the extras the lock is made for."""
+    from packaging.requirements import Requirement
+
+    project = _pyproject()["project"]
+    extras = project["optional-dependencies"]
+    return [Requirement(line) for line in
+            project["dependencies"] + extras["test"] + extras["book"]]
+
+
+def test_the_lock_pins_every_requirement_of_pyproject_at_a_version_it_allows():
+    """A requirement added to pyproject.toml, or one the lock's pin no longer satisfies, fails
+    here until `make lock` is run."""
+    from packaging.utils import canonicalize_name
+
+    pins = lock_pins(LOCK_FILE)
+    disagreements = []
+    for requirement in _locked_requirements():
+        if requirement.marker is not None and not requirement.marker.evaluate():
+            continue
+        pinned = pins.get(canonicalize_name(requirement.name))
+        if pinned is None or not requirement.specifier.contains(pinned, prereleases=True):
+            disagreements.append(f"{requirement} (locked: {pinned})")
+    assert not disagreements, ("pyproject.toml asks for what requirements.lock does not pin; run "
+                               f"`make lock`: {disagreements}")
+
+
+def test_the_lock_names_no_index_and_hashes_every_pin():
+    text = LOCK_FILE.read_text()
+    assert "--index-url" not in text and "--extra-index-url" not in text and "://" not in text
+    assert text.count("==") == len(lock_pins(LOCK_FILE))
+    entries = text.split("==")[1:]
+    assert all("--hash=sha256:" in entry for entry in entries)
+
+
+def test_the_environment_is_the_lock():
+    """`make test` syncs .venv to the lock: each package the lock pins is installed at its
+    version, and nothing else is, apart from the package itself and the installers."""
+    state = lock_state(LOCK_FILE)
+    assert state is not None and state["differs"] == [], state
+    from importlib import metadata
+
+    from packaging.utils import canonicalize_name
+
+    unlocked = {canonicalize_name(dist.metadata["Name"]) for dist in metadata.distributions()}
+    unlocked -= set(lock_pins(LOCK_FILE)) | {"dkm", "pip", "uv"}
+    assert not unlocked, f"installed but not in requirements.lock: {sorted(unlocked)}"
+
+
+def test_environment_yml_installs_the_lock():
+    """pyproject.toml is the one list of packages, the lock its exact versions;
+    environment.yml installs the lock."""
     environment = (REPO_ROOT / "environment.yml").read_text()
     extras = set(_pyproject()["project"]["optional-dependencies"])
-    assert '-e ".[book,test]"' in environment
+    assert "-r requirements.lock" in environment
+    assert "python=3.11" in environment
     assert extras == {"book", "cluster", "test"}
 
 

@@ -21,6 +21,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from dkm.arithmetic import recorded_intra_op_threads
 from dkm.protocol import registry
+from dkm.protocol.environment import version_differences
 from dkm.protocol.experiments import (configure, data_fingerprint, fit_methods, run_params,
                                       run_seeds)
 from dkm.protocol.results import config_hash
@@ -227,7 +228,9 @@ def differences(recorded: Mapping[str, Any], here: Mapping[str, Any]) -> tuple[s
     caps, OpenMP's threads), TensorFlow's intra-op threads
     (:func:`dkm.arithmetic.recorded_intra_op_threads`), the cache sizes its matrix
     products blocked by and whether TensorFlow ran its oneDNN kernels (each where both
-    records say), the libraries and the code.
+    records say), the versions of the packages that decide the numbers
+    (:func:`dkm.protocol.environment.version_differences`: "TensorFlow 2.22.0 here, 2.21.0 in
+    the record") and the lock the environment was installed from, and the code.
     """
     found = []
     before, after = recorded.get("arithmetic"), here.get("arithmetic")
@@ -260,11 +263,10 @@ def differences(recorded: Mapping[str, Any], here: Mapping[str, Any]) -> tuple[s
         if None not in onednn and onednn[0] != onednn[1]:
             found.append("TensorFlow's oneDNN kernels: "
                          + " → ".join("on" if on else "off" for on in onednn))
-    libraries = [f"{name} {recorded[name]} → {here[name]}" for name in
-                 ("tensorflow", "numpy", "scikit_learn", "python")
-                 if name in recorded and recorded[name] != here.get(name)]
-    if libraries:
-        found.append("libraries: " + ", ".join(libraries))
+    found.extend(version_differences(recorded, here))
+    locks = [(provenance.get("lock") or {}).get("digest") for provenance in (recorded, here)]
+    if None not in locks and locks[0] != locks[1]:
+        found.append(f"the environment's lock: {locks[1][:12]} here, {locks[0][:12]} in the record")
     if recorded.get("git_commit") != here.get("git_commit"):
         found.append(f"code: {str(recorded.get('git_commit'))[:12]} → "
                      f"{str(here.get('git_commit'))[:12]}")

@@ -2,8 +2,8 @@
 
 A CPU run's float rounding can depend on the CPU's vector instruction set (oneDNN and XLA pick
 their kernels for the host's), so a record names the CPU (:func:`cpu_identity`) beside the
-versions, and the settings that choose the kernels and split the work
-(:func:`arithmetic_settings`).
+versions and the lock the environment was installed from (:mod:`dkm.protocol.environment`),
+and the settings that choose the kernels and split the work (:func:`arithmetic_settings`).
 """
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import os
 import platform
 import socket
 
-import numpy as np
 
 import dkm
 from dkm.arithmetic import intra_op_threads
@@ -20,13 +19,17 @@ from dkm.cache_sizes import tensorflow_cache_sizes
 from dkm.checkpoints import code_version
 from dkm.compilation import arithmetic_environment
 from dkm.kernel_settings import VECTOR_EXTENSIONS, cpuinfo_fields
+from dkm.protocol.environment import deciding_versions, lock_state
 
 __all__ = ["provenance", "cpu_identity", "arithmetic_settings", "tensorflow_intra_op_threads"]
 
 @functools.cache
 def provenance() -> dict[str, str]:
-    """Package, library and hardware versions recorded with every run."""
-    import sklearn
+    """Package, library and hardware versions recorded with every run.
+
+    ``lock`` is :func:`dkm.protocol.environment.lock_state`: the lock's digest and the
+    packages installed otherwise than it pins (None without a lock file).
+    """
     import tensorflow as tf
 
     gpus = tf.config.list_physical_devices("GPU")
@@ -37,8 +40,7 @@ def provenance() -> dict[str, str]:
         device = f"CPU: {_cpu_name()} ({os.cpu_count()} cores)"
     return {
         "dkm_version": dkm.__version__, "git_commit": code_version(),
-        "python": platform.python_version(), "tensorflow": tf.__version__,
-        "numpy": np.__version__, "scikit_learn": sklearn.__version__,
+        **deciding_versions(), "lock": lock_state(),
         "device": device, "cpu": cpu_identity(), "hostname": socket.gethostname(),
         "arithmetic": arithmetic_settings(),
     }
