@@ -11,19 +11,24 @@ setting for it outside C++, so :func:`pin_cache_sizes` writes the sizes into
 each copy of Eigen's cache-size variable in TensorFlow's libraries, located
 through their symbol tables, before TensorFlow multiplies anything; the
 reproducible arithmetic pins them (:func:`dkm.arithmetic.use_reproducible_arithmetic`).
+It writes only into a ``libtensorflow_cc`` it was checked against, identified by the file's
+SHA-256 (:data:`CHECKED_KERNELS`): in another build the symbols may name other memory.
 Linux on x86-64 only, as TensorFlow's wheels for the CPU are; no TensorFlow
 import needed (its libraries are loaded, not its Python package).
 """
 from __future__ import annotations
 
+import base64
 import ctypes
 import functools
+import hashlib
 import mmap
 import struct
 from importlib.util import find_spec
 from pathlib import Path
 
-__all__ = ["CacheSizes", "TENSORFLOW_LIBRARIES", "pin_cache_sizes", "tensorflow_cache_sizes"]
+__all__ = ["CacheSizes", "CHECKED_KERNELS", "TENSORFLOW_LIBRARIES", "kernels_digest",
+           "pin_cache_sizes", "tensorflow_cache_sizes"]
 
 #: Eigen's L1, L2 and L3 cache sizes, in bytes.
 CacheSizes = tuple[int, int, int]
@@ -31,6 +36,12 @@ CacheSizes = tuple[int, int, int]
 #: TensorFlow's libraries that hold a copy of Eigen's cache sizes.
 TENSORFLOW_LIBRARIES = ("libtensorflow_framework.so.2", "libtensorflow_cc.so.2")
 _KERNELS = "libtensorflow_cc.so.2"  # TensorFlow's kernels and XLA's runtime: the copy they read
+#: The builds of ``libtensorflow_cc.so.2`` that :func:`pin_cache_sizes` was checked against, by
+#: the file's SHA-256: the TensorFlow of the project's lock (``requirements.lock``).
+CHECKED_KERNELS = {
+    "2889ecc99d7641620f41a4bea538f4dd4b626f75aa3e12623161ae939054191c":
+        "TensorFlow 2.21.0 (its x86-64 Linux wheel)",
+}
 # the function-local static ``m_cacheSizes`` of Eigen::internal::manage_caching_sizes (three
 # std::ptrdiff_t) and the guard that says whether it has been initialised (Itanium C++ ABI)
 _SIZES = b"_ZZN5Eigen8internal20manage_caching_sizesENS_6ActionEPlS2_S2_E12m_cacheSizes"
@@ -110,6 +121,36 @@ def _copies() -> dict[str, list[tuple[ctypes.Array, ctypes.c_ubyte]]]:
     return copies
 
 
+def kernels_digest() -> str:
+    """The SHA-256 of this TensorFlow's ``libtensorflow_cc.so.2``, in hexadecimal.
+
+    Read from the digest its wheel's ``RECORD`` gives the file (which the installer checked
+    as it installed it) when the file still has the recorded size; computed from the file
+    (about a second) where no record lists it.
+    """
+    from importlib import metadata
+
+    path = _tensorflow_folder() / _KERNELS
+    for name in metadata.packages_distributions().get("tensorflow", []):
+        for entry in metadata.distribution(name).files or []:
+            if (entry.name == _KERNELS and entry.hash is not None and entry.hash.mode == "sha256"
+                    and entry.size == path.stat().st_size
+                    and Path(entry.locate()).resolve() == path.resolve()):
+                return base64.urlsafe_b64decode(entry.hash.value + "==").hex()
+    with open(path, "rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+def _check_kernels() -> None:
+    digest = kernels_digest()
+    if digest not in CHECKED_KERNELS:
+        raise RuntimeError(
+            f"the cache-size pin was checked against {', '.join(CHECKED_KERNELS.values())}, and "
+            f"this TensorFlow's {_KERNELS} (SHA-256 {digest[:16]}…) is another build, whose "
+            "symbols may name other memory: install the lock's versions (requirements.lock; "
+            "`make test` does) to compute in the reproducible arithmetic")
+
+
 def pin_cache_sizes(sizes: CacheSizes) -> None:
     """Make TensorFlow's matrix products block their sums as on a CPU with these caches.
 
@@ -128,10 +169,12 @@ def pin_cache_sizes(sizes: CacheSizes) -> None:
     ValueError
         When a size is not a positive integer.
     RuntimeError
-        When TensorFlow is not installed, or ``libtensorflow_cc`` holds no copy.
+        When TensorFlow is not installed, its ``libtensorflow_cc`` is not one of
+        :data:`CHECKED_KERNELS`, or holds no copy.
     """
     if len(sizes) != 3 or not all(isinstance(s, int) and s > 0 for s in sizes):
         raise ValueError(f"cache sizes are three positive byte counts (L1, L2, L3); got {sizes!r}")
+    _check_kernels()
     for values, guard in (copy for copies in _copies().values() for copy in copies):
         values[:] = sizes
         guard.value = 1

@@ -47,3 +47,23 @@ def test_the_products_keep_the_sizes_pinned_before_them():
                           capture_output=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split("\n")[:2] == ["None", str((40960, 1 << 20, 1 << 24))]
+
+
+def test_the_pin_writes_only_into_the_build_it_was_checked_against(monkeypatch):
+    import dkm.cache_sizes as cache_sizes
+
+    assert cache_sizes.kernels_digest() in cache_sizes.CHECKED_KERNELS  # the lock's TensorFlow
+    monkeypatch.setattr(cache_sizes, "kernels_digest", lambda: "0" * 64)
+    monkeypatch.setattr(cache_sizes, "_copies", lambda: pytest.fail("wrote into another build"))
+    with pytest.raises(RuntimeError, match=r"checked against TensorFlow 2\.21\.0 .* another "
+                                           r"build.*install the lock's versions"):
+        pin_cache_sizes((32768, 524288, 268435456))
+
+
+def test_the_kernels_digest_is_the_files():
+    import hashlib
+
+    from dkm.cache_sizes import _KERNELS, kernels_digest
+
+    with open(_tensorflow_folder() / _KERNELS, "rb") as file:
+        assert kernels_digest() == hashlib.file_digest(file, "sha256").hexdigest()
