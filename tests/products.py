@@ -80,6 +80,7 @@ def main(names: list[str]) -> None:
     if current_arithmetic() != "reproducible":
         use_reproducible_arithmetic()
     from dkm.cache_sizes import tensorflow_cache_sizes
+    from dkm.protocol.environment import deciding_versions
     from dkm.protocol.provenance import cpu_identity
 
     known = list(networks())
@@ -87,7 +88,8 @@ def main(names: list[str]) -> None:
     if unknown:
         raise SystemExit(f"unknown networks {sorted(unknown)}; known: {known}")
     print(json.dumps({"digests": digests(names or known),
-                      "cache_sizes": list(tensorflow_cache_sizes()), "cpu": cpu_identity()},
+                      "cache_sizes": list(tensorflow_cache_sizes()), "cpu": cpu_identity(),
+                      "versions": deciding_versions()},
                      indent=1))
 
 

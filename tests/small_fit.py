@@ -30,6 +30,7 @@ def main(mode: str) -> None:
     from dkm import DeepKMeans
     from dkm.annealing import constant
     from dkm.cache_sizes import tensorflow_cache_sizes
+    from dkm.protocol.environment import deciding_versions
     from dkm.protocol.provenance import cpu_identity
 
     X = (load_digits().data[:500] / 16).astype(np.float32)
@@ -49,6 +50,7 @@ def main(mode: str) -> None:
         # the sizes by which its matrix products blocked their sums (pinned in the mode)
         "cache_sizes": list(tensorflow_cache_sizes()),
         "cpu": cpu_identity(),
+        "versions": deciding_versions(),  # the packages that computed it
     }, indent=1))
 
 

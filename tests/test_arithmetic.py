@@ -23,6 +23,7 @@ from dkm.arithmetic import (REPRODUCIBLE_CACHE_SIZES, REPRODUCIBLE_INTRA_OP_THRE
                             is_reproducible, recorded_arithmetic, recorded_intra_op_threads,
                             reproducible_environment, use_reproducible_arithmetic)
 from dkm.compilation import compilation_cache_directory
+from dkm.protocol.environment import version_differences
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = REPO_ROOT / "tests" / "fixtures" / "reproducible-dkm-p.json"
@@ -86,7 +87,32 @@ def test_a_cpu_without_avx2_is_refused(monkeypatch):
 
 
 def _comparable(fit: dict) -> dict:
-    return {k: v for k, v in fit.items() if k != "cpu"}
+    return {k: v for k, v in fit.items() if k not in ("cpu", "versions")}
+
+
+def _other_bits(made: dict, fixture: dict) -> str:
+    """Why this machine computes other bits than a fixture, as far as the two say: the packages
+    that decide the numbers (the lock's, which `make test` installs), else the CPU."""
+    versions = version_differences(fixture["versions"], made["versions"], "the fixture")
+    if versions:
+        return (f"the packages differ from the fixture's ({'; '.join(versions)}): install the "
+                "lock's versions (`make test` does)")
+    return (f"this CPU ({made['cpu']}) computes other bits than the fixture's "
+            f"({fixture['cpu']}) with the fixture's packages")
+
+
+def test_a_fixtures_failure_says_whether_the_packages_or_the_cpu_differ():
+    fixture = {"cpu": "AuthenticAMD family 25 model 1 stepping 1, avx2",
+               "versions": {"tensorflow": "2.21.0", "numpy": "2.4.6"}}
+    moved = {"cpu": fixture["cpu"], "versions": {"tensorflow": "2.22.0", "numpy": "2.4.6"}}
+    assert _other_bits(moved, fixture).startswith(
+        "the packages differ from the fixture's (TensorFlow 2.22.0 here, 2.21.0 in the fixture)")
+    other_cpu = {"cpu": "GenuineIntel family 6 model 207 stepping 2, avx512f",
+                 "versions": fixture["versions"]}
+    assert _other_bits(other_cpu, fixture) == (
+        "this CPU (GenuineIntel family 6 model 207 stepping 2, avx512f) computes other bits "
+        "than the fixture's (AuthenticAMD family 25 model 1 stepping 1, avx2) with the "
+        "fixture's packages")
 
 
 def test_the_reproducible_fit_is_the_fixtures_bit_for_bit(small_fit):
@@ -96,8 +122,7 @@ def test_the_reproducible_fit_is_the_fixtures_bit_for_bit(small_fit):
     assert is_reproducible(fit["environment"])
     assert fit["cache_sizes"] == fixture["cache_sizes"] == list(REPRODUCIBLE_CACHE_SIZES)
     assert _comparable(fit) == _comparable(fixture), (
-        f"in the reproducible arithmetic this CPU ({fit['cpu']}) computes other bits than the "
-        f"fixture's ({fixture['cpu']})")
+        f"in the reproducible arithmetic {_other_bits(fit, fixture)}")
 
 
 def _products_against_fixture(products, **told) -> tuple[dict, dict, list[str]]:
@@ -114,8 +139,8 @@ def _products_against_fixture(products, **told) -> tuple[dict, dict, list[str]]:
 def test_the_reproducible_products_are_the_fixtures_bit_for_bit(products):
     fixture, made, differing = _products_against_fixture(products)
     assert made["cache_sizes"] == fixture["cache_sizes"] == list(REPRODUCIBLE_CACHE_SIZES)
-    assert not differing, (f"in the reproducible arithmetic this CPU ({made['cpu']}) computes "
-                           f"other bits than the fixture's ({fixture['cpu']}): {differing}")
+    assert not differing, (f"in the reproducible arithmetic {_other_bits(made, fixture)}: "
+                           f"{differing}")
 
 
 def test_the_cache_sizes_decide_how_the_products_block(products):

@@ -90,7 +90,8 @@ def deciding_versions() -> dict[str, str]:
 
 
 def version_differences(recorded: Mapping[str, object],
-                        here: Mapping[str, object] | None = None) -> list[str]:
+                        here: Mapping[str, object] | None = None,
+                        recorded_in: str = "the record") -> list[str]:
     """Each deciding package (and Python) whose version here is not the record's.
 
     Parameters
@@ -100,6 +101,8 @@ def version_differences(recorded: Mapping[str, object],
         not name is not compared.
     here : mapping, optional
         The versions to compare with; by default those installed (:func:`deciding_versions`).
+    recorded_in : str
+        What holds ``recorded``, as the messages name it.
 
     Returns
     -------
@@ -109,6 +112,6 @@ def version_differences(recorded: Mapping[str, object],
     """
     here = deciding_versions() if here is None else here
     shown = {key: label for key, (_, label) in DECIDING_PACKAGES.items()} | {"python": "Python"}
-    return [f"{label} {here.get(key)} here, {recorded[key]} in the record"
+    return [f"{label} {here.get(key)} here, {recorded[key]} in {recorded_in}"
             for key, label in shown.items()
             if key in recorded and recorded[key] != here.get(key)]
