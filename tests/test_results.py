@@ -435,6 +435,8 @@ def test_a_results_folder_holds_each_run_once_and_its_reruns_are_audits(tmp_path
                                          (tmp_path / "usps-lambda.jsonl", rerun)]]
     assert results_folder(tmp_path / "ablations" / "alpha.jsonl") == tmp_path
     assert results_folder(tmp_path / "usps.jsonl") == tmp_path
+    # the runs of a study made in the arithmetic its tables do not read yet
+    assert results_folder(tmp_path / "reproducible" / "ablations" / "alpha.jsonl") == tmp_path
 
 
 def test_the_committed_results_hold_one_record_per_run() -> None:

@@ -689,10 +689,13 @@ AUDITS = "audits"
 
 
 def results_folder(store: str | os.PathLike[str]) -> Path:
-    """The results folder a store belongs to: its folder, or the folder above it for a store
-    in one of :data:`STORE_FOLDERS` (``results/ablations/alpha.jsonl``: ``results``)."""
+    """The results folder a store belongs to: its folder, or the first folder above it that is
+    not one of :data:`STORE_FOLDERS` (``results/ablations/alpha.jsonl`` and
+    ``results/reproducible/ablations/alpha.jsonl``: ``results``)."""
     parent = Path(store).parent
-    return parent.parent if parent.name in STORE_FOLDERS else parent
+    while parent.name in STORE_FOLDERS:
+        parent = parent.parent
+    return parent
 
 
 def all_stores(folder: str | os.PathLike[str]) -> list[Path]:
