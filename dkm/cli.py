@@ -30,6 +30,11 @@ class CommandError(Exception):
     """A user error: reported as one line, exit status 2."""
 
 
+def _counted(count: int, noun: str) -> str:
+    """``"1 new record"``, ``"2 new records"``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -332,7 +337,7 @@ def _command_run(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
-    print(f"{added} new record(s) in {args.results}")
+    print(f"{_counted(added, 'new record')} in {args.results}")
     return 0
 
 
@@ -352,7 +357,7 @@ def _command_ablate(args: argparse.Namespace) -> int:
     added = run_study(name, datasets, _seeds(args), args.results, methods=args.methods,
                       scale=args.scale, seeds_per_batch=args.seeds_per_batch,
                       progress=not args.quiet, log=_log(args))
-    print(f"{added} new record(s) in {store_path(args.results, name)}")
+    print(f"{_counted(added, 'new record')} in {store_path(args.results, name)}")
     return 0
 
 
@@ -550,7 +555,8 @@ def _command_report(args: argparse.Namespace) -> int:
     from dkm.protocol.results import ResultsStore
 
     records = [r for store in stores for r in ResultsStore(store).records()]
-    print(f"read {len(records)} record(s) from {', '.join(map(str, stores))}", file=sys.stderr)
+    print(f"read {_counted(len(records), 'record')} from {', '.join(map(str, stores))}",
+          file=sys.stderr)
     if args.claims:
         if args.tables or args.vs_paper:
             raise CommandError("--claims replaces the tables: give it without --table and "
@@ -626,6 +632,23 @@ def _start_tensorflow_without_keras() -> None:
         os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 
+def _is_usage_error(error: BaseException) -> bool:
+    """Whether ``error`` is a bad option, file or value, reported as one line: a
+    :class:`CommandError`, or a ``ValueError``, ``FileNotFoundError`` or ``ImportError`` the
+    package raised itself (its messages are written for the user: a file that cannot be read,
+    a value out of range, a store of the other arithmetic). The same errors raised inside
+    another library (TensorFlow, NumPy, ...), and every other exception, are faults."""
+    if isinstance(error, CommandError):
+        return True
+    if not isinstance(error, (ValueError, FileNotFoundError, ImportError)):
+        return False
+    frame = error.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    module = "" if frame is None else frame.tb_frame.f_globals.get("__name__", "")
+    return module == "dkm" or module.startswith("dkm.")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m dkm``; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -637,7 +660,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return {"run": _command_run, "ablate": _command_ablate, "snapshot": _command_snapshot,
                 "report": _command_report, "pending": _command_pending,
                 "audit": _command_audit}[args.command](args)
-    except (CommandError, ValueError, FileNotFoundError, ImportError) as error:
+    except Exception as error:
+        if not _is_usage_error(error):
+            raise  # a fault: its traceback is kept
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"python -m dkm {args.command}: error: {message}", file=sys.stderr)
         return 2

@@ -87,27 +87,17 @@ def xla_pays(products: str) -> bool:
 
 
 def default_layout() -> Layout:
-    """How a :class:`Trainer` runs its replicas by default: by device.
-
-    On a GPU, ``"stacked"``: one seed's matmuls are too small to keep it
-    busy, and batched products over the seeds fill it. On a CPU,
-    ``"sequential"``: a single network already keeps the cores near their
-    matmul limit, and XLA's batched products run slower per FLOP there than
-    a network's own (``benchmarks/README.md``).
-    """
+    """How a :class:`Trainer` runs its replicas by default: ``"stacked"`` (batched products
+    over the seeds) on a GPU, ``"sequential"`` (each replica's epoch in turn) on a CPU; the
+    speed of each is measured in ``benchmarks/``."""
     return "stacked" if _has_gpu() else "sequential"
 
 
 def default_seeds_per_batch(n_seeds: int) -> int:
-    """How many seeds the protocol trains as one computation by default.
-
-    On a GPU, all of them (stacked, see :func:`default_layout`). On a CPU,
-    one: there a computation of ``S`` seeds is no faster per seed than ``S``
-    computations of one, and one seed at a time writes each seed's record
-    as soon as it is done, so that an interrupted run loses at most one
-    seed's work. Either way every seed gets the same result (to float32
-    round-off) as a run of its own.
-    """
+    """How many seeds the protocol trains as one computation by default: all of them on a
+    GPU (stacked, :func:`default_layout`), one on a CPU, where each seed's record is then
+    written as soon as it is done. Either way every seed gets the same result (to float32
+    round-off) as a run of its own."""
     if n_seeds < 1:
         raise ValueError(f"n_seeds must be at least 1, got {n_seeds}")
     return n_seeds if _has_gpu() else 1

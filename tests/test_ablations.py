@@ -467,13 +467,13 @@ def test_cli_ablate_runs_a_study_resumably(tmp_path, cli):
             "--scale", "0.02", "--results", str(tmp_path / "ablations"), "--quiet")
     first = cli(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    assert "2 new record(s)" in first.stdout
+    assert "2 new records" in first.stdout
     records = [json.loads(line) for line in
                (tmp_path / "ablations" / "weight-decay.jsonl").read_text().splitlines()]
     assert sorted(r["params"]["weight_decay"] for r in records) == [1e-4, 1e-2]
     assert (tmp_path / ".pretraining-cache").is_dir()
     again = cli(*args, cwd=tmp_path)
-    assert again.returncode == 0 and "0 new record(s)" in again.stdout
+    assert again.returncode == 0 and "0 new records" in again.stdout
 
 
 def test_pending_lists_the_seeds_each_variant_still_lacks():

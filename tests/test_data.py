@@ -554,6 +554,16 @@ def test_unlabelled_csv(tmp_path):
     assert data.X.shape == (3, 2) and data.y is None
 
 
+def test_a_csv_without_a_header_keeps_every_sample(tmp_path):
+    path = tmp_path / "saved.csv"
+    X = np.arange(12, dtype=np.float64).reshape(4, 3) / 4
+    np.savetxt(path, np.column_stack([X, [0, 1, 0, 1]]), delimiter=",")  # no header line
+    data = load(path, n_clusters=2)
+    assert data.X.shape == (4, 4) and data.X[0].tolist() == [0.0, 0.25, 0.5, 0.0]
+    labelled = load(path, label_column="3")  # its columns named by their positions
+    assert labelled.X.tolist() == X.tolist() and labelled.y.tolist() == [0, 1, 0, 1]
+
+
 @pytest.mark.parametrize("suffix", [".svm", ".svmlight", ".libsvm", ".txt"])
 def test_svmlight(tmp_path, suffix):
     path = tmp_path / f"sparse{suffix}"

@@ -282,6 +282,25 @@ def test_cli_errors_are_one_line_and_non_zero_before_tensorflow_starts(tmp_path,
     assert "Traceback" not in completed.stderr
 
 
+def test_a_fault_inside_a_fit_keeps_its_traceback_and_a_bad_file_is_one_line(tmp_path, cli,
+                                                                            monkeypatch):
+    import dkm.protocol.experiments as experiments
+
+    def singular(*args, **kwargs):  # a ValueError raised inside NumPy, as a fault would be
+        return np.linalg.inv(np.zeros((2, 2)))
+
+    monkeypatch.setattr(experiments, "evaluate", singular)
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        cli("run", "--dataset", "digits", "--method", "km", "--seeds", "1", "--scale", "0.02",
+            "--results", str(tmp_path / "runs.jsonl"), "--quiet")
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("a,b\n1,2\n3,4,5\n")
+    refused = cli("run", "--dataset", str(ragged), "--n-clusters", "2", "--method", "km",
+                  "--results", str(tmp_path / "ragged.jsonl"))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert refused.stderr.startswith(f"python -m dkm run: error: {ragged}: cannot parse the CSV")
+
+
 def test_cli_starts_tensorflow_without_keras(tmp_path):
     script = ("import sys\nfrom dkm.cli import main\nstatus = main(sys.argv[1:])\n"
               "print(status, 'tensorflow' in sys.modules, 'keras' in sys.modules)")
@@ -299,10 +318,10 @@ def test_cli_starts_tensorflow_without_keras(tmp_path):
 def test_a_run_that_another_store_of_the_folder_holds_is_read_not_run_again(tmp_path, cli):
     first = cli("run", "--dataset", "digits", "--method", "km", "--seeds", "2",
                 "--results", str(tmp_path / "digits.jsonl"), "--quiet")
-    assert "2 new record(s)" in first.stdout, first.stderr
+    assert "2 new records" in first.stdout, first.stderr
     again = cli("run", "--dataset", "digits", "--method", "km", "--seeds", "3",
                 "--results", str(tmp_path / "digits-other.jsonl"), "--quiet")
-    assert "1 new record(s)" in again.stdout, again.stderr      # the third seed only
+    assert "1 new record in" in again.stdout, again.stderr      # the third seed only
     assert duplicate_runs(tmp_path) == []
 
 
@@ -344,7 +363,7 @@ def test_cli_run_then_report(tmp_path, cli):
     completed = cli("run", "--dataset", "digits", "--method", "km", "--method", "ae-km",
                      "--seeds", "2", "--scale", "0.02", "--results", str(store), "--quiet")
     assert completed.returncode == 0, completed.stderr
-    assert "4 new record(s)" in completed.stdout
+    assert "4 new records" in completed.stdout
     report = cli("report", "--results", str(store), "--table", "table1", "--vs-paper")
     assert report.returncode == 0, report.stderr
     assert "AE-KM" in report.stdout and "72.9" in report.stdout  # the paper's USPS AE-KM ACC
@@ -361,7 +380,7 @@ def test_cli_report_reads_several_stores_and_says_which(tmp_path, cli):
     both = cli("report", "--results", str(first.parent), "--results", str(second),
                 "--table", "table1")
     assert both.returncode == 0, both.stderr
-    assert f"read 3 record(s) from {first}, {second}" in both.stderr
+    assert f"read 3 records from {first}, {second}" in both.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
     refused = cli("report", "--results", str(empty))

@@ -91,6 +91,6 @@ def test_an_installed_entry_point_declares_the_method_to_every_command(tmp_path)
     # without the distribution, its records are kept, named in one warning, left out of tables
     bare = dkm(report, tmp_path)
     assert bare.stderr.count("nobody declared") == 1, bare.stderr
-    assert "1 record(s) of methods nobody declared, kept" in bare.stderr and "ae-gmm (1)" in (
+    assert "1 record of methods nobody declared, kept" in bare.stderr and "ae-gmm (1)" in (
         bare.stderr)
     assert "| KM " in bare.stdout and "AE-GMM" not in bare.stdout

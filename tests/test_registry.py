@@ -179,3 +179,18 @@ def test_the_command_line_names_a_plugin_it_cannot_load(cli):
     refused = cli("report", "--plugin", "no_such_plugin", "--results", "results")
     assert refused.returncode == 2
     assert "--plugin no_such_plugin: No module named 'no_such_plugin'" in refused.stderr
+
+
+@pytest.mark.parametrize("method", ["dkm-a", "dkm-p", "dkm-pa", "dcn-np", "dcn-p", "idec-np",
+                                    "idec-p"])
+def test_an_estimator_of_a_variant_trains_the_protocols_tradeoff_where_the_paper_did_not_run(
+        method):
+    # one default per variant: `DeepKMeans(variant="a")` trains the λ the protocol trains DKM^a
+    # with on a dataset of the user's
+    from dkm.protocol.experiments import default_tradeoff
+    from dkm.protocol.registry import _load
+
+    entry = registry.get(method)
+    estimator = _load(entry.estimator)(variant=entry.variant)
+    trained = getattr(estimator._config(), entry.config_field)
+    assert trained == default_tradeoff(method, "my-data.npz")

@@ -237,7 +237,7 @@ def test_records_of_undeclared_methods_are_kept_and_named_in_one_warning(tmp_pat
         ("ae-gmm", 1), ("dkm-p", 2), ("ae-gmm", 3), ("x", 4)]
     assert len(caught) == 1 and caught[0].category is RuntimeWarning
     message = str(caught[0].message)
-    assert message.startswith(f"{path}: 3 record(s) of methods nobody declared, kept")
+    assert message.startswith(f"{path}: 3 records of methods nobody declared, kept")
     assert "ae-gmm (2), x (1)" in message and "--plugin MODULE" in message
     with pytest.raises(ValueError, match="record\\['method'\\] is 'ae-gmm'; expected one of"):
         ResultsStore(path).append(undeclared_record(5))

@@ -93,17 +93,38 @@ def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray | None]:
     return X, y
 
 
+def _first_line_is_numbers(path: Path) -> bool:
+    """Whether every field of the CSV's first line reads as a number (no header line)."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8", errors="replace") as file:
+        first = next(csv.reader(file), [])
+    try:
+        [float(field) for field in first]
+    except ValueError:
+        return False
+    return bool(first)
+
+
 def _read_csv(path: Path, label_column: str | None) -> tuple[np.ndarray, np.ndarray | None]:
-    """A CSV file with a header line; labels in ``label_column`` if given."""
+    """A CSV file; labels in ``label_column`` if given.
+
+    The first line is the header, unless every one of its fields is a number (what
+    ``numpy.savetxt(..., delimiter=",")`` writes): the file is then all data, and its
+    columns are named by their positions, ``"0"``, ``"1"``, ...
+    """
     import pandas as pd
 
+    headerless = _first_line_is_numbers(path)
     try:
-        frame = pd.read_csv(path)
+        frame = pd.read_csv(path, header=None if headerless else "infer")
     except (ValueError, UnicodeDecodeError) as err:
         raise ValueError(
-            f"cannot parse the CSV ({str(err).strip()}); it needs a header line and the "
-            "same number of comma-separated fields on every line"
+            f"cannot parse the CSV ({str(err).strip()}); it needs a header line (or numbers "
+            "only) and the same number of comma-separated fields on every line"
         ) from err
+    if headerless:
+        frame.columns = [str(position) for position in range(frame.shape[1])]
     if frame.shape[0] == 0:
         raise ValueError("the CSV has a header but no data rows")
     labels = None if label_column is None else _pop_label_column(frame, label_column)

@@ -37,7 +37,7 @@ from dkm.losses import reconstruction_error, squared_euclidean
 from dkm.methods.common import scale_epochs
 from dkm.methods.dkm import initial_centers
 from dkm.methods.estimator import (BASELINE_CONSTRAINTS, NON_NEGATIVE, DeepClusteringEstimator,
-                                   variant_epochs)
+                                   or_variants, variant_epochs)
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS
 from dkm.methods.template import ClusteringObjective
 
@@ -257,8 +257,10 @@ class DCN(DeepClusteringEstimator):
         ``"p"`` (DCN^p): pretrain, then start from k-means++ on the embedding
         (10 restarts). ``"np"`` (DCN^np): a random network, centroids from
         U(-1, 1) and random assignments, as in the DKM authors' code.
-    lam : float, default=1.0
-        Trade-off λ; the paper's values depend on the dataset (``dkm.protocol.paper``).
+    lam : float, optional
+        Trade-off λ; by default the variant's (``DCN_VARIANTS[variant].lam``), the
+        protocol's on a dataset the paper did not run. The paper's values depend on
+        the dataset (``dkm.protocol.paper``).
     epochs : int, optional
         Training epochs after pretraining; by default the paper's 50 (``"p"``)
         or 200 (``"np"``).
@@ -277,11 +279,13 @@ class DCN(DeepClusteringEstimator):
     (1797,)
     """
 
-    lam: float = 1.0
+    lam: float | None = None
     epochs: int | None = None
 
-    _parameter_constraints: ClassVar[dict] = {**BASELINE_CONSTRAINTS, "lam": [NON_NEGATIVE]}
+    _parameter_constraints: ClassVar[dict] = {**BASELINE_CONSTRAINTS,
+                                              "lam": [NON_NEGATIVE, None]}
     _config_class = DCNConfig
 
     def _variant_fields(self) -> dict[str, Any]:
-        return variant_epochs(DCN_VARIANTS, self.variant, self.epochs, self.pretrain_epochs)
+        return {**variant_epochs(DCN_VARIANTS, self.variant, self.epochs, self.pretrain_epochs),
+                "lam": or_variants(DCN_VARIANTS, self.variant, "lam", self.lam)}

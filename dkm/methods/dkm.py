@@ -13,7 +13,7 @@ from dkm.autoencoder import Autoencoder
 from dkm.losses import DISTANCES, dkm_clustering_term, get_distance, reconstruction_error
 from dkm.methods.common import kmeans_per_replica, scale_epochs
 from dkm.methods.estimator import (NON_NEGATIVE, DeepClusteringEstimator,
-                                   check_pretraining)
+                                   check_pretraining, or_variants)
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS
 from dkm.methods.template import ClusteringObjective
 from dkm.training import embed
@@ -197,9 +197,9 @@ class DeepKMeans(DeepClusteringEstimator):
         ``"a"`` (DKM^a): no pretraining, representatives from U(-1, 1), the
         paper's 40-step annealing of α (5 epochs each).
         ``"pa"`` (DKM^pa): pretraining followed by the annealing.
-    lam : float, default=1.0
-        Trade-off λ between reconstruction and clustering. The paper's
-        validation-optimal values depend on the dataset (see ``dkm.protocol.paper``).
+    lam : float, optional
+        Trade-off λ between reconstruction and clustering: by default the variant's,
+        ``DKM_VARIANTS[variant].lam``; the paper's depend on the dataset (``dkm.protocol.paper``).
     distance : {"euclidean", "cosine"}, default="euclidean"
         Clustering distance ``f`` (squared Euclidean or cosine distance).
     schedule : Schedule or sequence of float, optional
@@ -212,14 +212,11 @@ class DeepKMeans(DeepClusteringEstimator):
 
     Notes
     -----
-    A fit computes in its process's arithmetic (:mod:`dkm.arithmetic`): by
-    default the CPU's own kernels, whose roundings may differ from another CPU's:
-    the same ``random_state`` gives the same model on the same machine only. For
-    the arithmetic meant to give the same bits on any x86-64 CPU with AVX2, call
-    :func:`dkm.arithmetic.use_reproducible_arithmetic` before TensorFlow is
-    imported (or start Python with :func:`dkm.arithmetic.reproducible_environment`'s
-    variables set and import :mod:`dkm` first: it pins the products' cache sizes).
-    ``python -m dkm run`` does so unless ``--native`` is given.
+    A fit computes in its process's arithmetic (:mod:`dkm.arithmetic`): by default the
+    CPU's own kernels, so the same ``random_state`` gives the same model on the same
+    machine only. :func:`dkm.arithmetic.use_reproducible_arithmetic`, called before
+    TensorFlow is imported, chooses the arithmetic meant to give the same bits on any
+    x86-64 CPU with AVX2, as ``python -m dkm run`` does unless ``--native`` is given.
 
     Examples
     --------
@@ -233,14 +230,14 @@ class DeepKMeans(DeepClusteringEstimator):
     (1797,)
     """
 
-    lam: float = 1.0
+    lam: float | None = None
     distance: str = "euclidean"
     schedule: Schedule | Sequence[float] | None = None
 
     _parameter_constraints: ClassVar[dict] = {
         **DeepClusteringEstimator._parameter_constraints,
         "variant": [StrOptions(set(DKM_VARIANTS))],
-        "lam": [NON_NEGATIVE],
+        "lam": [NON_NEGATIVE, None],
         "distance": [StrOptions(set(DISTANCES))],
         "schedule": [Schedule, "array-like", None],
     }
@@ -257,4 +254,5 @@ class DeepKMeans(DeepClusteringEstimator):
         elif not isinstance(schedule, Schedule):
             schedule = Schedule(schedule)
         return {"schedule": schedule,
+                "lam": or_variants(DKM_VARIANTS, self.variant, "lam", self.lam),
                 "pretrain_epochs": check_pretraining(self.variant, self.pretrain_epochs)}

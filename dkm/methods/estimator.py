@@ -37,7 +37,6 @@ from dkm.training import (DEFAULT_SAMPLER, LAYOUTS, SAMPLERS, data_tensor, embed
 
 _MAX_SEED = 2**31 - 1
 
-
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 NON_NEGATIVE_INT = Interval(Integral, 0, None, closed="left")
 NON_NEGATIVE = Interval(Real, 0, None, closed="left")  # also excludes inf and nan
@@ -468,13 +467,18 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         return nearest_center(embeddings, self.cluster_centers_[None], distance)[0]
 
 
+def or_variants(variants: dict, variant: str, name: str, value: Any) -> Any:
+    """``value``, or where it is None field ``name`` of ``variants[variant]``, the variant's."""
+    return getattr(variants[variant], name) if value is None else value
+
+
 def variant_epochs(variants: dict, variant: str, epochs: int | None,
-                    pretrain_epochs: int) -> dict[str, int]:
+                   pretrain_epochs: int) -> dict[str, int]:
     """Training and pretraining epochs of a baseline's variant ``"p"`` or ``"np"``.
 
     ``epochs=None`` means the paper's value for the variant (``variants``, by suffix).
     """
-    return {"epochs": variants[variant].epochs if epochs is None else int(epochs),
+    return {"epochs": int(or_variants(variants, variant, "epochs", epochs)),
             "pretrain_epochs": check_pretraining(variant, pretrain_epochs)}
 
 

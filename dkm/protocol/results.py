@@ -615,7 +615,8 @@ class ResultsStore:
         if undeclared:
             methods = ", ".join(f"{method} ({count})" for method, count in undeclared.items())
             warnings.warn(
-                f"{self.path}: {undeclared.total()} record(s) of methods nobody declared, kept "
+                f"{self.path}: {undeclared.total()} "
+                f"record{'' if undeclared.total() == 1 else 's'} of methods nobody declared, kept "
                 f"(the tables leave them out): {methods}; declare them with --plugin MODULE "
                 f"or an entry point of the group {registry.ENTRY_POINT_GROUP}",
                 RuntimeWarning,
