@@ -599,16 +599,20 @@ class Trainer:
         )
 
 
-def embed(autoencoder: Autoencoder, data: tf.Tensor, chunk_size: int = 1024) -> np.ndarray:
-    """Embeddings of every point for every replica, ``(S, N, p)``.
+def embed(autoencoder: Autoencoder, data: tf.Tensor, chunk_size: int = 1024,
+          fixed_shape: bool = False) -> np.ndarray:
+    """Embeddings of every point for every replica, ``(S, N, p)``, encoded in chunks of
+    ``chunk_size`` points (a chunk's widest layer, 2000 wide: 8 MB per replica).
 
-    The data are encoded in chunks of ``chunk_size`` points, so that the
-    hidden layers of a whole dataset never sit in memory at once (a chunk's
-    widest layer, 2000 wide: 8 MB per replica). The same chunks give the same bits;
-    another chunk size may round a point's embedding otherwise (fewer rows, another sum order).
+    The rounding of a point's products depends on their shape, so a chunk of another
+    size may round it otherwise. With ``fixed_shape`` the last chunk is padded with zeros
+    to ``chunk_size`` rows (dropped after), so that a point's embedding does not depend on
+    the points embedded with it; the full chunks are those of ``fixed_shape=False``.
     """
-    chunks = [
-        autoencoder.encode_all(data[start:start + chunk_size]).numpy()
-        for start in range(0, int(data.shape[0]), chunk_size)
-    ]
+    n, chunks = int(data.shape[0]), []
+    for start in range(0, n, chunk_size):
+        chunk, short = data[start:start + chunk_size], max(0, start + chunk_size - n)
+        if fixed_shape and short:
+            chunk = tf.concat([chunk, tf.zeros((short, chunk.shape[1]), chunk.dtype)], axis=0)
+        chunks.append(autoencoder.encode_all(chunk).numpy()[:, :chunk_size - short])
     return np.concatenate(chunks, axis=1)

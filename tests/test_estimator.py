@@ -279,3 +279,48 @@ def test_the_loop_parameters_are_declared_once_and_every_signature_lists_them():
         model = cls(3, batch_size=64, **{names[-1]: cls().get_params()[names[-1]]})
         assert clone(model).get_params() == model.get_params()
         assert repr(cls(3, batch_size=64)) == f"{cls.__name__}(batch_size=64, n_clusters=3)"
+
+
+INVARIANCE = """
+import sys
+import numpy as np
+from sklearn.datasets import load_digits
+if sys.argv[1] == "reproducible":
+    from dkm.arithmetic import use_reproducible_arithmetic
+    use_reproducible_arithmetic()
+from dkm import IDEC, DeepKMeans
+from dkm.annealing import constant
+
+X = (load_digits().data / 16).astype(np.float32)  # 1,797 points: a full chunk and a short one
+order = np.random.default_rng(0).permutation(len(X))
+for model in (DeepKMeans(10, hidden_sizes=(32, 32, 64), pretrain_epochs=1,
+                         schedule=constant(1000.0, 1), random_state=0, progress=False),
+              IDEC(10, variant="np", epochs=1, hidden_sizes=(32, 32, 64), update_interval=3,
+                   random_state=0, progress=False)):
+    model.fit(X)
+    whole = model.transform(X)
+    alone = np.concatenate([model.transform(X[i:i + 1]) for i in range(0, len(X), 97)])
+    print(type(model).__name__,
+          np.array_equal(model.transform(X[order]), whole[order]),  # shuffled
+          np.array_equal(alone, whole[::97]),                        # alone
+          np.array_equal(model.transform(X[5:905]), whole[5:905]),   # among others
+          np.array_equal(model.predict(X[order]), model.predict(X)[order]),
+          np.array_equal(model.predict(X[:1024]), model.labels_[:1024]))  # the fit's full chunk
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arithmetic", ["native", "reproducible"])
+def test_a_points_embedding_and_cluster_do_not_depend_on_the_other_points(arithmetic):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", INVARIANCE, arithmetic], cwd=root, text=True,
+                          capture_output=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[-3:-1] == ["DeepKMeans True True True True True",
+                                              "IDEC True True True True True"]

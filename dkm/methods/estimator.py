@@ -452,10 +452,13 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         loop = self._loop()
         architecture = loop.architecture(self.n_features_in_, self.cluster_centers_.shape[1])
         weights = [w[None] for w in self.autoencoder_weights_]
-        return embed(loop.autoencoder(architecture, [self.seed_], weights), data_tensor(X))
+        return embed(loop.autoencoder(architecture, [self.seed_], weights), data_tensor(X),
+                     fixed_shape=True)
 
     def transform(self, X) -> np.ndarray:
-        """Embeddings ``h(x)`` of ``X``, shape ``(n_samples, embedding_dim)``."""
+        """Embeddings ``h(x)`` of ``X``, ``(n_samples, embedding_dim)``: a point's bits do not
+        depend on the other points (:func:`dkm.training.embed`'s ``fixed_shape``); on the
+        training data, the fit's own but for its last chunk of fewer than 1,024 points."""
         check_is_fitted(self)
         return self._embed(self._check_X(X, fitting=False))[0]
 
