@@ -61,7 +61,7 @@ test: $(VENV)/.synced
 	    $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # One TensorFlow thread, as the tests have: the chapters' small runs then give the same bits on
-# any number of cores (a digits fit's can change with the thread count, benchmarks/README.md).
+# any number of cores (a digits fit's can change with the thread count, benchmarks/logs/reproducible-arithmetic.md).
 book: $(VENV)/.synced
 	TF_NUM_INTRAOP_THREADS=1 $(BIN)/jupyter-book build . -W --keep-going
 

@@ -1,7 +1,7 @@
 """The package's training step re-written in JAX, to time its arithmetic on a GPU.
 
 The GPU machines lent to this project carry PyTorch and JAX but no TensorFlow, and cannot
-fetch it (``benchmarks/README.md``). This script is therefore *not* the package: it is a
+fetch it (``benchmarks/logs/gpu-standin.md``). This script is therefore *not* the package: it is a
 stand-in that performs the same computation as ``dkm.training.Trainer`` in its stacked layout,
 so that the speed of that computation on a GPU can be measured rather than projected:
 

@@ -25,7 +25,7 @@ together with batched matrix products (large products that fill a GPU);
 ``"sequential"`` runs each replica's whole epoch in turn inside the same
 compiled call, on a one-replica copy of the state (on a CPU, where a single
 network already keeps the cores busy, this is as fast per replica as a
-network trained alone, and batched products are not: ``benchmarks/README.md``).
+network trained alone, and batched products are not: ``benchmarks/logs/speed.md``).
 Both give every replica what a run of its own gives.
 """
 from __future__ import annotations
@@ -65,7 +65,7 @@ def use_float32_products() -> None:
 
     TensorFlow otherwise runs them in TF32 (a 10-bit mantissa instead of 23)
     on NVIDIA GPUs from the Ampere generation on. Turned off, a GPU performs
-    the arithmetic a CPU does; ``benchmarks/README.md`` measures what TF32
+    the arithmetic a CPU does; ``benchmarks/logs/gpu-standin.md`` measures what TF32
     changes in the scores. The setting is TensorFlow's, for the whole process.
     """
     tf.config.experimental.enable_tensor_float_32_execution(False)

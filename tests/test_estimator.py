@@ -131,7 +131,7 @@ def test_dkm_a_learns_digits_without_pretraining(digits):
     assert loss[-1] < 0.5 * loss[0]
     scores = evaluate(y, model.labels_)
     # Chance is about 0.11. DKM^a on digits at this scale reaches 0.30-0.56 at the paper's widths
-    # depending on the seed (benchmarks/README.md), 0.27-0.38 at these on seeds 0-2: ask for more
+    # depending on the seed (benchmarks/logs/accuracy-checks.md), 0.27-0.38 at these on seeds 0-2: ask for more
     # than twice chance.
     assert scores["acc"] > 0.25 and scores["nmi"] > 0.2, scores
 
