@@ -348,13 +348,13 @@ def test_table_view_typesets_labels_and_rounds():
     assert authors.iloc[0, 0] == "DCN<sup>p</sup>\u00a0(authors)"
 
 
-def _norm_snapshot(path, pretraining, training, overrides=None, method="dkm-p"):
+def _norm_snapshot(path, pretraining, training, overrides=None, method="dkm-p", provenance=None):
     """A two-point snapshot of ``method`` whose embedding norms are the given curves."""
     history = {"embedding_norm": np.asarray(training, dtype=float),
                "loss": np.zeros(len(training))}
     if pretraining is not None:
         history["pretrain_embedding_norm"] = np.asarray(pretraining, dtype=float)
-    meta = {"dataset": "usps", "seed": 8905, "methods": [method]}
+    meta = {"dataset": "usps", "seed": 8905, "methods": [method], "provenance": provenance or {}}
     if overrides is not None:
         meta["overrides"] = {method: overrides}
     write_snapshot(path, Snapshot(meta, np.arange(2), np.zeros(2, int),
@@ -380,6 +380,16 @@ def test_embedding_norm_curves_join_the_pretraining_and_the_training_of_each_sna
     assert [c.tolist() for c in curves.values()] == [[5, 4, 3, 3, 3], [5, 4, 2, 2], [5, 4, 1]]
     alpha, _ = ablations.embedding_norm_curves(tmp_path, "usps", 8905, variants="alpha-*")
     assert list(alpha) == ["protocol", "hard assignment (α → ∞)"]
+
+
+def test_embedding_norm_curves_refuse_snapshots_of_two_arithmetics(tmp_path):
+    from dkm.arithmetic import reproducible_environment
+
+    reproducible = {"arithmetic": {"environment": reproducible_environment({})}}
+    _norm_snapshot(tmp_path / "usps-8905.npz", [5, 4], [3], provenance=reproducible)
+    _norm_snapshot(tmp_path / "usps-8905-dkm-p-decay-1.npz", [5, 4], [2], {"weight_decay": 1e-4})
+    with pytest.raises(ValueError, match="made in two arithmetics"):
+        ablations.embedding_norm_curves(tmp_path, "usps", 8905)
 
 
 def test_final_assignment_reads_each_run_at_its_last_alpha(tmp_path):

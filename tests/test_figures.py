@@ -153,3 +153,13 @@ def test_the_embedding_the_shares_and_the_losses_figures():
     plt.close(fig)
     with pytest.raises(ValueError, match="no loss curve"):
         training_curves({"KM": {}})
+
+
+def test_a_dataset_keeps_its_marker_in_every_figure():
+    from dkm.book.figures import dataset_markers
+
+    front = dataset_markers(["MNIST", "USPS", "20NEWS"])
+    results = dataset_markers(["USPS (sharp file)", "MNIST", "USPS", "20NEWS", "my-data"])
+    assert {name: results[name] for name in front} == front
+    assert len(set(results.values())) == len(results)  # one meaning per marker
+    assert dataset_markers(["usps"]) == {"usps": front["USPS"]}  # ids as labels

@@ -30,8 +30,21 @@ __all__ = ["panel_grid", "line_search_figure", "against_paper", "against_paper_b
 #: (:data:`dkm.book.analysis.STANDINGS`): consistent with it, above it, below it.
 STANDING_COLOURS: Mapping[str, str] = {"consistent": "tab:blue", "above": "tab:green",
                                        "below": "tab:red"}
-#: Markers of the datasets in :func:`against_paper`, in the order the cells name them.
-_MARKERS = ("o", "s", "^", "D", "v", "P")
+#: Markers of the datasets in :func:`against_paper`: each named dataset keeps one in every
+#: figure, in the order of :func:`dkm.data.available_datasets`; other datasets take the rest.
+_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
+
+
+def dataset_markers(datasets: Iterable[str]) -> dict[str, str]:
+    """The marker of each dataset (an id or a reader's label, as the cells name it): the same
+    for a named dataset in every figure of the book; the others in order of appearance."""
+    from dkm.data import available_datasets, dataset_label
+
+    named = {}
+    for marker, name in zip(_MARKERS, available_datasets()):
+        named[name] = named[dataset_label(name)] = marker
+    spare = iter(m for m in _MARKERS if m not in named.values())
+    return {dataset: named.get(dataset) or next(spare) for dataset in dict.fromkeys(datasets)}
 
 
 def panel_grid(count: int, *, width: float, height: float, max_columns: int = 2,
@@ -226,8 +239,7 @@ def against_paper(cells: pd.DataFrame, metrics: tuple[str, ...] = ("ACC", "NMI")
     if cells.empty:
         raise ValueError("no result cell to draw")
     cells = distinct_cells(cells)
-    datasets = list(dict.fromkeys(cells["dataset"]))
-    markers = dict(zip(datasets, _MARKERS))
+    markers = dataset_markers(cells["dataset"])
     fig, axes = panel_grid(len(metrics), width=4.2, height=4.2, max_columns=len(metrics),
                            margins=(0.0, 0.8))
     for ax, metric in zip(axes.flat, metrics):

@@ -16,10 +16,12 @@ def _method_snapshots(snapshots_dir: str | os.PathLike[str], dataset: str, seed:
                       method: str, variants: str) -> Iterator[tuple[str, Any]]:
     """``(label, snapshot)`` of the protocol's snapshot, then the variants', that trained
     ``method`` (see :func:`embedding_norm_curves`); an error when two have the same label."""
+    from dkm.arithmetic import recorded_arithmetic
     from dkm.book.snapshots import load_snapshot
 
     folder = Path(snapshots_dir)
     labels: set[str] = set()
+    arithmetics: dict[str, str] = {}
     for path in [folder / f"{dataset}-{seed}.npz",
                  *sorted(folder.glob(f"{dataset}-{seed}-{method}-{variants}.npz"))]:
         if not path.exists():
@@ -31,6 +33,10 @@ def _method_snapshots(snapshots_dir: str | os.PathLike[str], dataset: str, seed:
         if label in labels:
             raise ValueError(f"two snapshots of {dataset}, seed {seed} are both {label!r}")
         labels.add(label)
+        arithmetics[path.name] = recorded_arithmetic(snapshot.meta.get("provenance", {}))
+        if len(set(arithmetics.values())) > 1:
+            raise ValueError(f"the snapshots of {dataset}, seed {seed} were made in two "
+                             f"arithmetics ({arithmetics}): rerun them in one")
         yield label, snapshot
 
 
@@ -73,8 +79,8 @@ def embedding_norm_curves(snapshots_dir: str | os.PathLike[str], dataset: str, s
     Raises
     ------
     ValueError
-        When the snapshots' pretrainings differ in length, or two snapshots
-        have the same switches.
+        When the snapshots' pretrainings differ in length, two snapshots have the
+        same switches, or the snapshots were made in two arithmetics.
     """
     curves: dict[str, np.ndarray] = {}
     lengths: set[int] = set()
