@@ -468,8 +468,56 @@ def _command_pending(args: argparse.Namespace) -> int:
                 lines.append(f"  python -m dkm ablate --study {name} --dataset {dataset} "
                              f"--method {method} {seed_options(left)}{options} "
                              f"--results {store.parent}")
+    lines += _pending_in_the_protocols_arithmetic(folder, at_scale, seed_options)
     print("\n".join(lines) if lines else f"every run of the stores in {folder} is there")
     return 0
+
+
+def _pending_in_the_protocols_arithmetic(folder: Path, at_scale: Callable,
+                                         seed_options: Callable) -> list[str]:
+    """For a dataset whose protocol store is in the reproducible arithmetic while its search's
+    or studies' stores hold native runs, each of those runs not yet made in the reproducible
+    arithmetic, as the commands that make them in ``folder/reproducible/`` (a store keeps one
+    arithmetic): a page reads a dataset in one arithmetic."""
+    from dkm.arithmetic import recorded_arithmetic
+    from dkm.book import ablations, analysis
+    from dkm.book.snapshots import load_snapshot
+    from dkm.protocol.results import (ResultsStore, held_runs, protocol_stores,
+                                      record_arithmetic, store_path)
+
+    held, lines = None, []
+    for dataset, protocol in protocol_stores(folder).items():
+        if ResultsStore(protocol).arithmetics() != {"reproducible"}:
+            continue
+        stores = [(None, store_path(folder, f"{dataset}-lambda"))] + [
+            (name, store_path(folder / "ablations", name)) for name in ablations.STUDIES]
+        for study, native in stores:
+            if not native.is_file():
+                continue
+            held = held_runs(folder) if held is None else held
+            runs = [r for r in at_scale(ResultsStore(native).records())
+                    if r["dataset"] == dataset and record_arithmetic(r) == "native"]
+            missing = analysis.missing_in_arithmetic(runs, "reproducible", held)
+            if not missing:
+                continue
+            target = store_path(folder / "reproducible" / native.parent.relative_to(folder),
+                                native.stem)
+            lines.append(f"{target}: {len(missing)} of the {len(runs)} native {dataset} runs of "
+                         f"{native} not yet made in the reproducible arithmetic")
+            for method in dict.fromkeys(r["method"] for r in missing):
+                seeds = sorted({r["seed"] for r in missing if r["method"] == method})
+                command = (f"run --dataset {dataset} --method {method} --lambda-search"
+                           if study is None else
+                           f"ablate --study {study} --dataset {dataset} --method {method}")
+                results = target if study is None else target.parent
+                lines.append(f"  python -m dkm {command} {seed_options(seeds)} --reproducible "
+                             f"--results {results}")
+        for path in sorted((folder / "snapshots").glob(f"{dataset}-*.npz")):
+            if recorded_arithmetic(load_snapshot(path).meta.get("provenance", {})) == "native":
+                lines.append(f"{path}: made in the native arithmetic; make it again with "
+                             "python -m dkm snapshot --reproducible (its methods, seed and "
+                             "study as its file names them)")
+    return lines
 
 
 def _command_audit(args: argparse.Namespace) -> int:

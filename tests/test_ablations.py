@@ -33,7 +33,7 @@ from dkm.book.ablations import (
 from dkm.book.snapshots import Snapshot, write_snapshot
 from dkm.methods.config import jsonable
 from dkm.protocol import paper
-from dkm.protocol.results import config_hash
+from dkm.protocol.results import config_hash, record_arithmetic
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -852,3 +852,20 @@ def test_an_interval_end_that_just_excludes_zero_does_not_read_as_zero():
     assert difference_text(row) == "−2.6 [−5.2, −0.01]"
     assert difference_text(SimpleNamespace(difference=1.0, low=0.0, high=2.04, paired=3)) == \
         "+1.0 [0.0, +2.0]"
+
+
+def test_every_page_sets_a_study_against_the_protocol_from_one_selection():
+    # the DKM authors' DCN against DCN as described was -1.5 [-2.1, -1.0] on chapter 7 (against
+    # the protocol's reproducible USPS runs) and -1.6 [-2.1, -1.1] on chapter 11 (against the
+    # native ones, the studies' arithmetic): each page now reads studies_with_protocol
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    pages = ["book/intro.md", "notebooks/07_results.md", "notebooks/11_ablations.md"]
+    for page in pages:
+        source = (root / page).read_text()
+        assert "ablations.studies_with_protocol(" in source, page
+        assert "ablations.load_study(" not in source, page
+    studies, protocol = ablations.studies_with_protocol(root / "results", ["usps"])
+    arithmetics = {record_arithmetic(r) for runs in studies.values() for r in runs}
+    assert {record_arithmetic(r) for r in protocol} == arithmetics and len(arithmetics) == 1

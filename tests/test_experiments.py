@@ -453,6 +453,34 @@ def test_cli_pending_reads_the_runs_other_stores_hold_and_names_a_native_stores_
             f"--native --results {tmp_path / 'usps-lambda.jsonl'}") in lines
 
 
+def test_cli_pending_lists_a_datasets_native_runs_not_yet_made_in_its_protocols_arithmetic(
+        tmp_path, cli):
+    # USPS's protocol store is reproducible while its search's store is native: each native run
+    # of the search is missing in the reproducible arithmetic until it is made there
+    from dkm.protocol.results import ResultsStore, config_hash
+
+    searched = [r for r in ResultsStore(REPO_ROOT / "results" / "usps-lambda.jsonl").records()
+                if r["method"] == "dkm-p"][:2]
+    protocol = ResultsStore(REPO_ROOT / "results" / "usps.jsonl").records()[0]
+    ResultsStore(tmp_path / "usps.jsonl").append(protocol)
+    for record in searched:
+        ResultsStore(tmp_path / "usps-lambda.jsonl").append(record)
+    target = tmp_path / "reproducible" / "usps-lambda.jsonl"
+    lines = cli("pending", "--results", str(tmp_path)).stdout.splitlines()
+    assert (f"{target}: 2 of the 2 native usps runs of {tmp_path / 'usps-lambda.jsonl'} not yet "
+            "made in the reproducible arithmetic") in lines
+    seeds = " ".join(f"--seed {s}" for s in sorted({r["seed"] for r in searched}))
+    assert (f"  python -m dkm run --dataset usps --method dkm-p --lambda-search {seeds} "
+            f"--reproducible --results {target}") in lines
+    # its run in the reproducible arithmetic: the same parameters, the arithmetic named
+    made = {**searched[0], "params": {**searched[0]["params"], "arithmetic": "reproducible"}}
+    made["config_hash"] = config_hash(made["dataset"], made["method"], made["seed"],
+                                      made["params"])
+    ResultsStore(target).append(made)
+    lines = cli("pending", "--results", str(tmp_path)).stdout.splitlines()
+    assert any(line.startswith(f"{target}: 1 of the 2 native usps runs") for line in lines)
+
+
 def test_cli_run_keeps_tensorflows_start_up_lines_out_unless_verbose(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     args = [sys.executable, "-m", "dkm", "run", "--dataset", "digits", "--method", "ae-km",

@@ -289,6 +289,32 @@ def protocol_records(results_dir: str | os.PathLike[str], datasets: Iterable[str
     return [r for dataset in datasets for r in store_records(results_dir, dataset, arithmetic)]
 
 
+def studies_with_protocol(results_dir: str | os.PathLike[str], datasets: Iterable[str],
+                          ) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """Every study's runs and the protocol's records they are compared with: the one
+    selection from which every page sets a study's variants against the protocol.
+
+    Returns
+    -------
+    studies : dict of str to list of dict
+        Each study's runs (:func:`load_study`, from ``results_dir/ablations``).
+    protocol : list of dict
+        The protocol's records of ``datasets`` in the studies' one arithmetic
+        (:func:`protocol_records`).
+
+    Raises
+    ------
+    ValueError
+        When the studies' runs were made in more than one arithmetic.
+    """
+    from dkm.protocol.results import single_arithmetic
+
+    studies = {name: load_study(name, Path(results_dir) / "ablations")
+               for name in _declared_studies()}
+    arithmetic = single_arithmetic(r for runs in studies.values() for r in runs)
+    return studies, protocol_records(results_dir, datasets, arithmetic)
+
+
 def _configuration(variant: Variant, dataset: str, scale: float = 1.0) -> Any:
     from dkm.protocol.experiments import configure
 

@@ -53,7 +53,9 @@ The same records answer the book's other questions, one private module each:
 :func:`paper_tradeoff` read a line search; :func:`coverage` counts the seeds
 each dataset and method has run (:func:`missing_seeds`, :func:`missing_search_seeds` those
 still missing), :func:`progress` a dataset's runs against
-the protocol's and :func:`wall_hours` the hours they took; :func:`cell_counts` counts the
+the protocol's and :func:`wall_hours` the hours they took (:func:`compute`: every record of a
+results folder, once, with its cost; :func:`missing_in_arithmetic` the runs of records not yet
+made in another arithmetic); :func:`cell_counts` counts the
 result cells (:func:`distinct_cells`) consistent with the paper's figures, above and below them
 (:data:`STANDINGS`); :func:`on_paper_dataset` and :func:`variant_effect` show a data
 variant's runs and what the variant changes, :func:`setting_effect` what another setting of the
@@ -66,7 +68,9 @@ summarises two programs or settings timed in processes that take turns; :func:`c
 check scripts, :func:`rerun_gaps` compares reruns with the records they
 repeat, :func:`repeated_runs` finds the configurations recorded twice,
 :func:`reruns` gathers both kinds of rerun in one table (:func:`kept_reruns` and
-:func:`audited_reruns` read those kept apart; :func:`with_reruns` puts the latest rerun in its record's place),
+:func:`audited_reruns` read those kept apart, :func:`reruns_apart` all of them, and
+:func:`every_rerun` is the one table of the native records' reruns that every page reads;
+:func:`with_reruns` puts the latest rerun in its record's place),
 :func:`reproducible_fits` what each CPU gave for the reproducible fixture's fit,
 :func:`cache_size_products` which of a fit's products other cache sizes round otherwise
 (:func:`in_present_settings` tells a benchmark's line made in an earlier version of the mode),
@@ -85,7 +89,8 @@ from __future__ import annotations
 # re-exported here, the one place to import it from.
 from dkm.book.analysis._authors_code import AUTHORS_CODE_COLUMNS, authors_code_comparison
 from dkm.book.analysis._checks import (
-    FIT_PARTS, audited_reruns, audits, cache_size_products, check_gap, check_runs,
+    FIT_PARTS, audited_reruns, audits, cache_size_products, check_gap, check_runs, every_rerun,
+    reruns_apart,
     isa_probe_table, kept_reruns, protocol_gap,
     in_present_settings, repeated_runs, reproducible_fits, rerun_gaps, reruns, with_reruns,
 )
@@ -112,7 +117,8 @@ from dkm.book.analysis._claims import (
 )
 from dkm.book.analysis._cells import STANDINGS, cell_counts, distinct_cells
 from dkm.book.analysis._coverage import (
-    coverage, missing_search_seeds, missing_seeds, progress, wall_hours,
+    compute, coverage, missing_in_arithmetic, missing_search_seeds, missing_seeds, progress,
+    wall_hours,
 )
 from dkm.book.analysis._line_search import (
     SEARCH_SUMMARY_COLUMNS,
@@ -164,10 +170,13 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "paired_difference", "unpaired_difference", "signed", "COLUMNS", "SIZE_SYMBOLS",
            "FLIP_SYMBOL", "flips", "KIND_SYMBOLS",
            "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
-           "coverage", "missing_seeds", "missing_search_seeds", "wall_hours", "cell_counts",
+           "coverage", "missing_seeds", "missing_search_seeds", "wall_hours", "compute",
+           "missing_in_arithmetic",
+           "cell_counts",
            "distinct_cells", "STANDINGS",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
-           "isa_probe_table", "repeated_runs", "reruns", "kept_reruns", "audited_reruns", "audits",
+           "isa_probe_table", "repeated_runs", "reruns", "kept_reruns", "audited_reruns", "reruns_apart",
+           "every_rerun", "audits",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
            "search_summary", "stored_search", "seeds_with_whole_grid", "complete_searches",
            "SEARCH_SUMMARY_COLUMNS", "standin_alpha_curves",

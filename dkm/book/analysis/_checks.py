@@ -47,6 +47,45 @@ def audited_reruns(results_dir: str | Path = "results") -> list[dict[str, Any]]:
             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def reruns_apart(results_dir: str | Path, benchmarks_dir: str | Path) -> list[dict[str, Any]]:
+    """Every rerun of a committed record kept apart from the stores, wherever it is kept: the
+    benchmarks' reruns (:func:`kept_reruns`), the audits of a results folder
+    (:func:`audited_reruns`) and the reruns of the audits beside the benchmarks
+    (``<benchmarks_dir>/audit-*.jsonl``, :func:`audits`)."""
+    audited = [_audit_rerun(json.loads(line))
+               for path in sorted(Path(benchmarks_dir).glob("audit-*.jsonl"))
+               for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return kept_reruns(benchmarks_dir) + audited_reruns(results_dir) + audited
+
+
+def _audit_rerun(audit: Mapping[str, Any]) -> dict[str, Any]:
+    """The rerun of an audit line: its whole record, or, for a line written before audits kept
+    it, what the line says of it (its test scores and provenance; its day is not known)."""
+    if "rerun_record" in audit:
+        return dict(audit["rerun_record"])
+    return {**{key: audit[key] for key in ("dataset", "method", "seed", "config_hash")},
+            "metrics": {"test": audit["rerun_test"]}, "provenance": audit["rerun_provenance"]}
+
+
+def every_rerun(results_dir: str | Path, benchmarks_dir: str | Path,
+                metric: str = "acc") -> pd.DataFrame:
+    """Every rerun of a committed record made in the native arithmetic, against its record:
+    the one table from which every page reads how far reruns move.
+
+    :func:`reruns` of a results folder's native full-scale records
+    (:func:`dkm.protocol.results.every_full_scale_record`) and of their reruns among
+    :func:`reruns_apart`. A rerun of a record made in the reproducible arithmetic is its
+    audit (:func:`audits`), kept out: the two arithmetics are never mixed in one table.
+    """
+    from dkm.protocol.results import every_full_scale_record, record_arithmetic
+
+    records = [record for record in every_full_scale_record(results_dir)
+               if record_arithmetic(record) == "native"]
+    runs = {record["config_hash"] for record in records}
+    return reruns(records, [rerun for rerun in reruns_apart(results_dir, benchmarks_dir)
+                            if rerun["config_hash"] in runs], metric)
+
+
 def check_gap(runs: Iterable[Mapping[str, Any]], changed: Mapping[str, Any],
               reference: Mapping[str, Any], metric: str = "acc") -> pd.Series:
     """Per seed, a check run's test score with ``changed`` minus the run with ``reference``.

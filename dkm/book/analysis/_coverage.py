@@ -1,9 +1,12 @@
 """How far a store has come: the seeds each dataset and method has a scored record for (at
-every value of a line search's grid, for a search), and the hours its runs took."""
+every value of a line search's grid, for a search), and the hours its runs took; the compute
+of a whole results folder, each record once."""
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -105,3 +108,76 @@ def wall_hours(records: Iterable[Mapping[str, Any]]) -> pd.Series:
     for record in records:
         seconds[record["dataset"]] = seconds.get(record["dataset"], 0.0) + record["wall_time_s"]
     return pd.Series(seconds, dtype=float).rename("hours") / 3600
+
+
+#: What each folder of a results folder keeps, as the compute's ``kind`` names it.
+_STORE_KINDS = {"ablations": "ablations", "authors-code": "the authors' code",
+                "bfloat16": "bfloat16", "native": "protocol, native arithmetic",
+                "reproducible": "reruns in the reproducible arithmetic"}
+
+
+def compute(results_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every full-scale record of a results folder, once, with what its run cost: the one
+    table from which every page reads the compute.
+
+    The records of every store of the folder (:func:`dkm.protocol.results.all_stores`; the
+    audits' reruns are not records), each in the store that holds it, since a results folder
+    keeps one record of each run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per record: ``kind`` (``"protocol"``, ``"λ search"``, or the kind of its
+        folder: ``"ablations"``, ``"the authors' code"``, ``"bfloat16"``, ``"protocol, native
+        arithmetic"``, ``"reruns in the reproducible arithmetic"``), ``store`` (its path in the
+        folder), ``dataset``, ``method``, ``seed``, ``seconds`` (its ``wall_time_s``) and
+        ``device`` (its provenance's).
+    """
+    from dkm.protocol.results import ResultsStore, all_stores, is_full_scale
+
+    folder = Path(results_dir)
+    rows = []
+    for store in all_stores(folder):
+        inside = store.relative_to(folder).parts
+        kind = (_STORE_KINDS.get(inside[0], inside[0]) if len(inside) > 1
+                else "λ search" if store.stem.endswith("-lambda") else "protocol")
+        rows += [{"kind": kind, "store": store.relative_to(folder).as_posix(),
+                  "dataset": record["dataset"], "method": record["method"],
+                  "seed": record["seed"], "seconds": record["wall_time_s"],
+                  "device": record["provenance"]["device"]}
+                 for record in ResultsStore(store).records() if is_full_scale(record)]
+    return pd.DataFrame(rows, columns=["kind", "store", "dataset", "method", "seed", "seconds",
+                                       "device"])
+
+
+def missing_in_arithmetic(records: Iterable[Mapping[str, Any]], arithmetic: str,
+                          held: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The records whose run in ``arithmetic`` is not among ``held``.
+
+    A run is its configuration and seed, its arithmetic included
+    (``params["arithmetic"]``, absent for the native one): the run of a record in another
+    arithmetic is the same parameters with that arithmetic named.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Records of one arithmetic (the native one's, say).
+    arithmetic : {"native", "reproducible"}
+    held : mapping
+        The runs a results folder holds, by configuration hash
+        (:func:`dkm.protocol.results.held_runs`).
+
+    Returns
+    -------
+    list of dict
+        The records, in their order, whose run in ``arithmetic`` ``held`` lacks.
+    """
+    from dkm.protocol.results import config_hash
+
+    def params_in(params: Mapping[str, Any]) -> dict[str, Any]:
+        other = {k: v for k, v in params.items() if k != "arithmetic"}
+        return other if arithmetic == "native" else {**other, "arithmetic": arithmetic}
+
+    return [dict(record) for record in records
+            if config_hash(record["dataset"], record["method"], record["seed"],
+                           params_in(record["params"])) not in held]
