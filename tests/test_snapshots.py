@@ -215,3 +215,31 @@ def test_cli_snapshot_files_each_variant_of_a_study_and_resumes(tmp_path, cli):
     refused = cli("snapshot", "--study", "lambda", "--dataset", "digits", "--snapshots",
                    str(tmp_path), cwd=tmp_path)
     assert refused.returncode == 2 and "designed for usps only, not 'digits'" in refused.stderr
+
+
+def test_the_full_scale_snapshots_norms_and_scores_are_those_every_page_reads():
+    # chapter 8's table gave the sample's mean norms (7.76 -> 3.09) where chapter 11 and the
+    # front page gave every point's (7.70 -> 3.11), and scores of a native run beside the
+    # protocol's reproducible records: now one snapshot, in the records' arithmetic, and one
+    # reading of its norms
+    from pathlib import Path
+
+    from dkm.arithmetic import recorded_arithmetic
+    from dkm.book import ablations
+    from dkm.book.snapshots import final_embedding_norms, load_snapshot
+    from dkm.protocol.results import ResultsStore
+
+    root = Path(__file__).resolve().parents[1]
+    snapshot = load_snapshot(root / "results" / "snapshots" / "usps-8905.npz")
+    norms = final_embedding_norms(snapshot)
+    curves, pretraining = ablations.embedding_norm_curves(root / "results" / "snapshots",
+                                                          "usps", 8905)
+    shrinkage = ablations.embedding_shrinkage(curves, pretraining)
+    assert shrinkage.loc["protocol", "pretrained"] == norms["ae-km"]
+    assert shrinkage.loc["protocol", "trained"] == norms["dkm-p"]
+    records = {r["method"]: r["metrics"]
+               for r in ResultsStore(root / "results" / "usps.jsonl").records()
+               if r["seed"] == 8905}
+    assert recorded_arithmetic(snapshot.meta["provenance"]) == "reproducible"
+    assert all(snapshot.meta["scores"][m] == records[m] for m in snapshot.meta["methods"])
+    assert "final_embedding_norms(" in (root / "notebooks" / "08_representations.md").read_text()

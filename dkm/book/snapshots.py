@@ -44,6 +44,7 @@ from dkm.data import Dataset, load
 from dkm.protocol import registry
 
 __all__ = ["Snapshot", "save_snapshot", "write_snapshot", "load_snapshot", "sample_points",
+           "final_embedding_norms",
            "snapshot_name", "snapshot_projections", "variant_tag"]
 
 #: Seed of the sample of points a snapshot keeps (fixed, so every snapshot of a
@@ -282,6 +283,17 @@ def snapshot_projections(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
                          for method in methods},
         versions={"sklearn": sklearn.__version__})
     return {method: projections[method] for method in methods}
+
+
+def final_embedding_norms(snapshot: Snapshot) -> dict[str, float]:
+    """Each method's mean embedding norm over every point at the end of its run, as its
+    history keeps it: the last value of its training's ``embedding_norm``, or of its
+    pretraining's ``pretrain_embedding_norm`` for a method that only pretrains (AE-KM). The
+    same values as the curves of :func:`dkm.book.ablations.embedding_norm_curves`; the
+    snapshot's sample of points, which its embeddings keep, is not all of them.
+    """
+    return {method: float(history.get("embedding_norm", history.get("pretrain_embedding_norm"))[-1])
+            for method, history in snapshot.history.items()}
 
 
 def snapshot_name(dataset: str, seed: int, method: str | None = None,

@@ -241,7 +241,9 @@ def with_reruns(records: Iterable[Mapping[str, Any]],
         The records a table reads (the protocol's stores).
     reruns : iterable of dict
         Any records and reruns of the same configurations, in the stores or kept apart
-        (:func:`kept_reruns`); those of other configurations are ignored.
+        (:func:`reruns_apart`); those of other configurations, and the reruns that do not
+        say when they were made (an audit line that kept only its rerun's test scores),
+        are ignored.
 
     Returns
     -------
@@ -251,7 +253,7 @@ def with_reruns(records: Iterable[Mapping[str, Any]],
         rerun is kept as it is.
     """
     latest: dict[str, Mapping[str, Any]] = {}
-    for run in sorted(reruns, key=lambda r: r["created"]):
+    for run in sorted((r for r in reruns if "created" in r), key=lambda r: r["created"]):
         latest[run["config_hash"]] = run
     return [latest[record["config_hash"]]
             if record["config_hash"] in latest
