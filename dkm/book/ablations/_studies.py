@@ -257,7 +257,8 @@ def _read(path: Path) -> list[dict[str, Any]]:
 def load_study(name: str, results_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The runs of a study: the records of its store in ``results_dir``, then the runs of its
     variants, on the datasets it has run, that another store of the results folder holds
-    (none when it has not run yet).
+    (none when it has not run yet), in the arithmetic of its store's records (a store keeps
+    one: the study's runs in the other are another store's, ``results/reproducible/``).
 
     A results folder keeps one record per run (:func:`dkm.protocol.results.held_runs`), so
     a run that two studies share (DKM^p with the hard assignment is a variant of both
@@ -270,8 +271,10 @@ def load_study(name: str, results_dir: str | os.PathLike[str]) -> list[dict[str,
     own = _read(store)
     ran = {r["config_hash"] for r in own}
     datasets = {r["dataset"] for r in own}
+    arithmetics = {record_arithmetic(r) for r in own}
     elsewhere = [r for path, r in held_runs(results_folder(store)).values()
                  if r["config_hash"] not in ran and r["dataset"] in datasets
+                 and record_arithmetic(r) in arithmetics
                  and paper_dataset(r["dataset"]) in PAPER_STATISTICS
                  and r["method"] in chosen.methods]
     return own + [r for r in elsewhere if any(_is_run_of(r, v) for v in chosen.variants)]
