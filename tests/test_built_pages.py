@@ -173,3 +173,15 @@ def test_a_pages_parameters_cell_is_collapsed_or_removed(source):
              if "parameters" in cell.metadata.get("tags", ())
              and not HIDDEN & set(cell.metadata.get("tags", ()))]
     assert not shown, f"{source.name}: a parameters cell is shown open"
+
+
+@pytest.mark.parametrize("source", PAGES, ids=lambda path: path.name)
+def test_a_section_named_in_the_prose_is_a_link(source):
+    # chapter 7 pointed at chapter 10's section *DCN in the authors' code*, which does not exist:
+    # a section is named through {ref}, so that a renamed or missing one fails the build
+    import re
+
+    notebook = jupytext.read(source)
+    prose = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    named = re.findall(r"chapter \d+, [*\"“][^*\"”\n]+[*\"”]", prose)
+    assert not named, f"{source.name}: sections named in plain text: {named}"
