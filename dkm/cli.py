@@ -525,7 +525,7 @@ def _command_audit(args: argparse.Namespace) -> int:
 
     from dkm.data import load
     from dkm.protocol.audit import audit_record
-    from dkm.protocol.environment import version_differences
+    from dkm.protocol.environment import deciding_versions, version_differences
     from dkm.protocol.results import ResultsStore, record_arithmetic
 
     store = Path(args.results)
@@ -554,7 +554,8 @@ def _command_audit(args: argparse.Namespace) -> int:
                            "them apart (--method, --seed)")
     if threads:  # a larger fit's bits depend on the number
         os.environ["TF_NUM_INTRAOP_THREADS"] = str(threads.pop())
-    for versions in dict.fromkeys(tuple(version_differences(record.get("provenance", {})))
+    here = deciding_versions()  # read once: every record is compared with the same
+    for versions in dict.fromkeys(tuple(version_differences(record.get("provenance", {}), here))
                                   for record in chosen):
         if versions:
             print(f"the packages differ from the record's ({'; '.join(versions)}): the rerun may "

@@ -12,7 +12,6 @@ import os
 import platform
 import socket
 
-
 import dkm
 from dkm.arithmetic import intra_op_threads
 from dkm.cache_sizes import tensorflow_cache_sizes

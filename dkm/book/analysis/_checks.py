@@ -52,9 +52,8 @@ def reruns_apart(results_dir: str | Path, benchmarks_dir: str | Path) -> list[di
     benchmarks' reruns (:func:`kept_reruns`), the audits of a results folder
     (:func:`audited_reruns`) and the reruns of the audits beside the benchmarks
     (``<benchmarks_dir>/audit-*.jsonl``, :func:`audits`)."""
-    audited = [_audit_rerun(json.loads(line))
-               for path in sorted(Path(benchmarks_dir).glob("audit-*.jsonl"))
-               for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    audited = [_audit_rerun(line) for path in sorted(Path(benchmarks_dir).glob("audit-*.jsonl"))
+               for line in check_runs(path.stem, benchmarks_dir)]
     return kept_reruns(benchmarks_dir) + audited_reruns(results_dir) + audited
 
 

@@ -96,6 +96,7 @@ from dkm.book.tables.render import (
     VERDICT_MARKS,
     line_search_table,
     one_line,
+    cpu_label,
     power_of_ten,
     render,
     typeset,
@@ -122,5 +123,5 @@ __all__ = [
     "comparisons",
     "disagreements",
     "line_search_table",
-    "one_line",
+    "one_line", "cpu_label",
 ]

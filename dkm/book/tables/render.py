@@ -366,6 +366,23 @@ def one_line(text: str) -> str:
     return text.replace(" ", "\u00a0")
 
 
+#: The vendors' names in a CPU's identity (:func:`dkm.protocol.provenance.cpu_identity`), as
+#: a reader knows them.
+_VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD"}
+
+
+def cpu_label(identity: str) -> str:
+    """A CPU's identity as a page names it: its maker, family and model.
+
+    Examples
+    --------
+    >>> cpu_label("GenuineIntel family 6 model 167 stepping 1, avx512f")
+    'Intel family 6 model 167'
+    """
+    vendor, *rest = identity.split(",")[0].split()
+    return " ".join([_VENDORS.get(vendor, vendor), *rest[:4]])
+
+
 def _mean_std(mean: float, std: float) -> str:
     return f"{mean:.1f}" if math.isnan(std) else one_line(f"{mean:.1f} ± {std:.1f}")
 
