@@ -26,7 +26,6 @@ from dkm.methods.km import AEKM_CONFIG, fit_aekm
 from dkm.methods.pretraining import load_or_pretrain
 from dkm.metrics import evaluate
 from dkm.protocol import registry
-from dkm.training import enable_determinism
 
 REPO = Path(__file__).resolve().parents[1]
 #: The paper's USPS means (percent, 10 seeds): ACC, NMI.
@@ -45,7 +44,6 @@ def main() -> None:
     parser.add_argument("--cache-dir", default=REPO / "benchmarks" / "out" / "pretraining-cache")
     args = parser.parse_args()
 
-    enable_determinism()
     usps = load("usps", args.data_home)
     X, y, K, seeds = usps.X, usps.y, usps.n_clusters, [args.seed]
     loop = LoopConfig(progress=False)

@@ -1,6 +1,7 @@
-"""Small fits in one process, with and without sharing compiled epochs (dkm.shared_functions).
+"""Small fits in one process, with and without sharing compiled epochs
+(dkm.reproducibility.shared_functions).
 
-Each side runs in a fresh process with the persistent compilation cache off: ``--fits`` fits of
+Each side runs in a fresh process: ``--fits`` fits of
 one method on the digits (a small network, two seeds trained together), each with other seeds,
 so every fit traces the same graphs. With sharing, the fits after the first run the first fit's
 compiled epochs; without (``max_bytes=0`` keeps nothing), each compiles its own. Prints one JSON
@@ -26,7 +27,7 @@ def _child(method: str, fits: int, share: bool) -> None:
     from dkm.methods.common import LoopConfig
     from dkm.protocol.experiments import run_seeds
     from dkm.protocol.provenance import cpu_identity
-    from dkm.shared_functions import shared_epochs
+    from dkm.reproducibility.shared_functions import shared_epochs
 
     if not share:
         shared_epochs.max_bytes = 0
@@ -52,7 +53,7 @@ def main() -> None:
     if args.child:
         _child(args.method, args.fits, args.child == "on")
         return
-    env = {**os.environ, "DKM_XLA_CACHE": "off", "OMP_NUM_THREADS": "1",
+    env = {**os.environ, "OMP_NUM_THREADS": "1",
            "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1",
            "TF_CPP_MIN_LOG_LEVEL": "2"}
     sides = {}

@@ -1,7 +1,7 @@
 """Which of a fit's matrix products round otherwise when Eigen reads other cache sizes?
 
 In the reproducible arithmetic TensorFlow's products compute in blocks sized by the cache sizes
-the mode pins (``dkm.arithmetic.REPRODUCIBLE_CACHE_SIZES``); before the pin they were the CPU's.
+the mode pins (``dkm.reproducibility.arithmetic.REPRODUCIBLE_CACHE_SIZES``); before the pin they were the CPU's.
 This script runs ``tests/products.py`` (a training step's products and a dataset's embedding for
 each of the paper's networks and the small fit's, on random numbers of their shapes) twice, each
 in a process of its own: with the mode's sizes, and with ``--cache-sizes`` (default: the 48 KiB

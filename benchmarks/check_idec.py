@@ -55,7 +55,6 @@ from dkm.metrics import evaluate
 from dkm.protocol import registry
 from dkm.protocol.experiments import SPLIT_SEED, configure
 from dkm.splits import validation_test_split
-from dkm.training import enable_determinism
 
 CACHE = Path(__file__).resolve().parents[1] / "results" / ".pretraining-cache"
 
@@ -110,7 +109,6 @@ def main() -> None:
                         help="NAME=VALUE[,NAME=VALUE...] of the IDEC configuration, one run per "
                              "--config (default: one run with the protocol's settings)")
     args = parser.parse_args()
-    enable_determinism()
 
     data = load(args.dataset)
     test = validation_test_split(data.n_samples, seed=SPLIT_SEED).test

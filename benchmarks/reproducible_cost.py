@@ -1,5 +1,5 @@
 """What the reproducible arithmetic costs on this CPU: the same kernels on every x86-64 CPU
-(``dkm.arithmetic``, ``python -m dkm run --reproducible``) against the package's native ones.
+(``dkm.reproducibility.arithmetic``, ``python -m dkm run --reproducible``) against the package's native ones.
 
 The package trains USPS DKM^p for one seed, float32 products, in processes of its own taking
 turns (native, reproducible, then reproducible, native, ...), with the same pretraining and
@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from dkm.arithmetic import reproducible_environment
+from dkm.reproducibility.arithmetic import reproducible_environment
 from dkm.data import load
 from dkm.protocol.provenance import cpu_identity
 

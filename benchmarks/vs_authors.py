@@ -22,12 +22,10 @@ layer's), and TensorFlow's eager import of it costs each about 5 s and 130 MB. E
 printed names the CPU. Pause other work on the machine while it runs: the figures are wall
 times.
 
-The package keeps its compiled epochs on disk (``dkm.compilation``). ``--xla-cache warm``
-(the default) gives the package's processes a fresh cache folder that one untimed run fills
-first, as a researcher's second and later runs on a machine find it; ``--xla-cache cold``
-gives every process an empty folder of its own, so that each compiles as a first run does.
-``--arithmetic reproducible`` runs the package's processes in the reproducible arithmetic
-(``dkm.arithmetic``, the records' default), the authors' in their native float32 as always.
+Each process compiles its own epochs, as a first run does (the records of runs made while the
+package kept compiled epochs on disk name ``xla_cache``). ``--arithmetic reproducible`` runs
+the package's processes in the reproducible arithmetic (``dkm.reproducibility.arithmetic``,
+the records' default), the authors' in their native float32 as always.
 
 Usage::
 
@@ -37,12 +35,10 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from importlib.util import find_spec
 from pathlib import Path
@@ -92,15 +88,14 @@ def _package_child(job: dict[str, Any]) -> None:
                progress=False, precision=job["precision"]).fit(data.X)
 
 
-def run_process(side: str, job: dict[str, Any], xla_cache: str,
+def run_process(side: str, job: dict[str, Any],
                 extra_env: dict[str, str] | None = None) -> dict[str, Any]:
     """One process: its wall time, peak memory, and the times its output marks epochs by.
 
-    ``side`` is ``"authors"`` or ``"package"``; ``xla_cache`` is the package's
-    compilation cache folder; ``extra_env`` is set on top of this process's
-    environment.
+    ``side`` is ``"authors"`` or ``"package"``; ``extra_env`` is set on top of this
+    process's environment.
     """
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "DKM_XLA_CACHE": xla_cache, **(extra_env or {})}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(extra_env or {})}
     env.pop("TF_XLA_FLAGS", None)
     if find_spec("tf_keras") is None:
         env.setdefault("TF_USE_LEGACY_KERAS", "1")
@@ -133,7 +128,7 @@ def run_process(side: str, job: dict[str, Any], xla_cache: str,
 
 
 def main() -> None:
-    from dkm.arithmetic import reproducible_environment
+    from dkm.reproducibility.arithmetic import reproducible_environment
     from dkm.data import load
     from dkm.protocol.provenance import cpu_identity
 
@@ -144,9 +139,6 @@ def main() -> None:
     parser.add_argument("--data-home", default=None, help="the datasets' folder")
     parser.add_argument("--setting", action="append", dest="settings", choices=list(SETTINGS),
                         help="run only this setting (repeat for several); default: all")
-    parser.add_argument("--xla-cache", choices=("warm", "cold"), default="warm",
-                        help="the package's compiled epochs found on disk (warm: filled by an "
-                             "untimed run first) or compiled by every process (cold)")
     parser.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
                         help="the precision of the package's matrix products (the authors' "
                              "code runs in float32)")
@@ -169,25 +161,18 @@ def main() -> None:
         job = {"repo": str(args.authors_repo.resolve()), "data_home": args.data_home,
                "epochs": epochs, "precision": args.precision}
         runs: dict[str, list[dict[str, Any]]] = {"authors": [], "package": []}
-        with tempfile.TemporaryDirectory(prefix="dkm-xla-") as shared:
-            if args.xla_cache == "warm":
-                run_process("package", job, shared, package_env)  # untimed: fills the cache
-            for repeat in range(args.repeats):
-                for side in (("authors", "package") if repeat % 2 == 0
-                             else ("package", "authors")):
-                    with (contextlib.nullcontext(shared) if args.xla_cache == "warm"
-                          else tempfile.TemporaryDirectory(prefix="dkm-xla-")) as cache:
-                        run = run_process(side, job, cache,
-                                          package_env if side == "package" else None)
-                    run.update(side=side, setting=name, repeat=repeat, cpu=cpu,
-                               xla_cache=args.xla_cache, precision=args.precision,
-                               arithmetic=args.arithmetic if side == "package" else "native")
-                    runs[side].append(run)
-                    if args.json is not None:
-                        with open(args.json, "a") as out:
-                            out.write(json.dumps(run) + "\n")
+        for repeat in range(args.repeats):
+            for side in ("authors", "package") if repeat % 2 == 0 else ("package", "authors"):
+                run = run_process(side, job, package_env if side == "package" else None)
+                run.update(side=side, setting=name, repeat=repeat, cpu=cpu,
+                           precision=args.precision,
+                           arithmetic=args.arithmetic if side == "package" else "native")
+                runs[side].append(run)
+                if args.json is not None:
+                    with open(args.json, "a") as out:
+                        out.write(json.dumps(run) + "\n")
         report(f"USPS DKM^p {name} epochs, package in {args.precision}, {args.arithmetic} "
-               f"arithmetic, XLA cache {args.xla_cache}, seed {SEED}", runs, n_samples, cpu)
+               f"arithmetic, seed {SEED}", runs, n_samples, cpu)
 
 
 def report(title: str, runs: dict[str, list[dict[str, Any]]], n_samples: int, cpu: str) -> None:

@@ -1,7 +1,7 @@
 """Run a program in the reproducible arithmetic as a CPU with other caches would have, before the
 mode pinned them: TensorFlow's matrix products blocked by the cache sizes given, not the mode's.
 
-``dkm.arithmetic.REPRODUCIBLE_CACHE_SIZES`` is replaced, in this process, by the sizes given,
+``dkm.reproducibility.arithmetic.REPRODUCIBLE_CACHE_SIZES`` is replaced, in this process, by the sizes given,
 then PROGRAM runs here as its ``__main__``: ``dkm`` (the command line) or a Python script.
 The records, audits and fits it writes name the sizes in their provenance. For instance, an
 audit of the USPS record of DKM^p's seed 8905 with the 48 KiB of L1 data cache that newer
@@ -21,14 +21,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import dkm.arithmetic
+import dkm.reproducibility.arithmetic
 
 
 def run_script(script: Path, *arguments: str, cache_sizes: Sequence[int] | None = None) -> str:
     """What a Python script prints, run in a process of its own that chooses its arithmetic
     itself (this environment less the reproducible arithmetic's variables), through this file
     with ``cache_sizes`` (L1, L2, L3, bytes) where they are given."""
-    capped = set(dkm.arithmetic.reproducible_environment({}))
+    capped = set(dkm.reproducibility.arithmetic.reproducible_environment({}))
     environment = {k: v for k, v in os.environ.items() if k not in capped}
     told = [] if cache_sizes is None else [__file__, *map(str, cache_sizes)]
     return subprocess.run([sys.executable, *told, str(script), *arguments], check=True,
@@ -43,10 +43,10 @@ def main() -> None:
     parser.add_argument("program", help="'dkm' (the command line) or a Python script's path")
     parser.add_argument("arguments", nargs=argparse.REMAINDER, help="the program's arguments")
     args = parser.parse_args()
-    if dkm.arithmetic.current_arithmetic() == "reproducible":
+    if dkm.reproducibility.arithmetic.current_arithmetic() == "reproducible":
         parser.error("this process's environment is in the reproducible arithmetic already, so "
                      "importing dkm pinned the mode's sizes: start it from a native environment")
-    dkm.arithmetic.REPRODUCIBLE_CACHE_SIZES = (args.l1, args.l2, args.l3)
+    dkm.reproducibility.arithmetic.REPRODUCIBLE_CACHE_SIZES = (args.l1, args.l2, args.l3)
     sys.argv = [args.program, *args.arguments]
     if args.program == "dkm":
         runpy.run_module("dkm", run_name="__main__", alter_sys=True)

@@ -1,12 +1,15 @@
 """Deep k-Means (Moradi Fard, Thonet and Gaussier, 2018) in TensorFlow 2.
 
-The package has three layers, each importing only the ones below it (an import-linter
+The package has four layers, each importing only the ones below it (an import-linter
 contract in ``pyproject.toml``, checked by the tests):
 
 1. the core, ``dkm`` itself: what a reader of the paper needs, the models, their training,
    the data and the metrics;
-2. ``dkm.protocol``: the paper's protocol, the method registry, runs, records and grids;
-3. ``dkm.book``: what the book is built from: statistics, tables, claims, ablations,
+2. ``dkm.reproducibility``: what a process opts into for runs that rerun bit for bit and
+   grids that compile once (the reproducible arithmetic, the pinned cache sizes, the
+   shared compiled epochs);
+3. ``dkm.protocol``: the paper's protocol, the method registry, runs, records and grids;
+4. ``dkm.book``: what the book is built from: statistics, tables, claims, ablations,
    snapshots and figures;
 
 and on top of them the command line, ``dkm.cli``. Each module has one job.
@@ -31,11 +34,6 @@ Models, their training and their evaluation:
 ``dkm.autoencoder``          the ``d-500-500-2000-K`` autoencoder.
 ``dkm.losses``               distances, the stable soft assignment and the DKM loss.
 ``dkm.training``             the one minibatch training loop every method shares.
-``dkm.kernel_settings``      what chooses a CPU's kernels: its vector extensions, the variables read.
-``dkm.arithmetic``           the reproducible arithmetic: kernels capped at AVX2 on every CPU.
-``dkm.cache_sizes``          the cache sizes TensorFlow's matrix products block by: read, pinned.
-``dkm.compilation``          the compiled epochs kept on disk, for a rerun to load.
-``dkm.shared_functions``     one compiled epoch per distinct graph, shared by a process's trainers.
 ``dkm.checkpoints``          a training phase's state at an epoch's end: interrupted runs resume.
 ``dkm.startup``              TensorFlow started without its native start-up lines.
 ``dkm.progress``             the progress bar of long work, in a terminal or a notebook.
@@ -54,6 +52,11 @@ Models, their training and their evaluation:
 ``dkm.methods.idec``         IDEC^p and IDEC^np, and ``IDEC``.
 ``dkm.metrics``              ACC, NMI and ARI (no TensorFlow needed).
 ``dkm._atomic``              whole-file writes: a temporary file, then one rename.
+
+None of them changes the process beyond a fit's own call: importing :mod:`dkm` sets no
+environment variable, no TensorFlow flag and no thread pool. What does, for good, is the
+opt-in layer ``dkm.reproducibility`` (the reproducible arithmetic, the pinned cache sizes,
+the compiled epochs shared between trainers), which the paper's model does not import.
 
 The protocol, ``dkm.protocol``:
 
@@ -122,21 +125,8 @@ TensorFlow is imported only by the modules that train networks, so that
 """
 from __future__ import annotations
 
-import os
 from importlib import import_module
 from typing import Any
-
-from dkm.compilation import use_compilation_cache
-
-# TensorFlow's C++ start-up messages (oneDNN, CUDA probing) are noise for a
-# reader; keep warnings and errors. A user's own setting wins.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# The compiled training epochs are kept on disk for a rerun (dkm.compilation):
-# TensorFlow reads the flag when it creates its first tensor, so it is set here, first.
-use_compilation_cache()
-if "ONEDNN_MAX_CPU_ISA" in os.environ:  # perhaps the reproducible arithmetic, set by a parent:
-    from dkm.arithmetic import pin_reproducible_cache_sizes  # pinned before any product
-    pin_reproducible_cache_sizes()
 
 __version__ = "0.1.0"
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from dkm.arithmetic import (current_arithmetic, recorded_intra_op_threads,
+from dkm.reproducibility.arithmetic import (current_arithmetic, recorded_intra_op_threads,
                             reproducible_environment, use_reproducible_arithmetic)
 from dkm.protocol import paper, registry
 from dkm.startup import start_tensorflow_quietly
@@ -56,14 +56,14 @@ def _positive_int(text: str) -> int:
 
 
 def _add_arithmetic_options(command: argparse.ArgumentParser, default: str) -> None:
-    """``--reproducible`` and ``--native``: the arithmetic of the runs (dkm.arithmetic)."""
+    """``--reproducible`` and ``--native``: the arithmetic of the runs (dkm.reproducibility.arithmetic)."""
     arithmetic = command.add_mutually_exclusive_group()
     arithmetic.add_argument("--reproducible", dest="arithmetic", action="store_const",
                             const="reproducible",
                             help="run in the reproducible arithmetic: TensorFlow's oneDNN "
                                  "kernels off, XLA's capped at AVX2 without its "
                                  "platform-dependent math, OpenMP on one thread, so that CPUs of "
-                                 "other instruction sets give the same bits (dkm.arithmetic); "
+                                 "other instruction sets give the same bits (dkm.reproducibility.arithmetic); "
                                  + default)
     arithmetic.add_argument("--native", dest="arithmetic", action="store_const", const="native",
                             help="run in the CPU's own kernels instead (faster; another CPU may "
@@ -479,7 +479,7 @@ def _pending_in_the_protocols_arithmetic(folder: Path, at_scale: Callable,
     or studies' stores hold native runs, each of those runs not yet made in the reproducible
     arithmetic, as the commands that make them in ``folder/reproducible/`` (a store keeps one
     arithmetic): a page reads a dataset in one arithmetic."""
-    from dkm.arithmetic import recorded_arithmetic
+    from dkm.reproducibility.arithmetic import recorded_arithmetic
     from dkm.book import ablations, analysis
     from dkm.book.snapshots import load_snapshot
     from dkm.protocol.results import (ResultsStore, held_runs, protocol_stores,

@@ -7,11 +7,11 @@ non-gradient update after each step (DCN's centroid moves). The
 
 * the data live on the device as one tensor, and every minibatch is gathered
   inside the compiled graph;
-* one epoch is one ``tf.function`` (XLA-compiled when ``jit_compile``, and then
-  kept in the persistent compilation cache of :mod:`dkm.compilation`): a
-  ``tf.while_loop`` over the steps, with no Python work per step; trainers
-  whose epochs trace to the same graph (the same method, shapes and constants)
-  run one compiled function (:mod:`dkm.shared_functions`);
+* one epoch is one ``tf.function`` (XLA-compiled when ``jit_compile``): a
+  ``tf.while_loop`` over the steps, with no Python work per step, run as
+  :func:`set_epoch_runner` says (by default the trainer's own trace; the protocol
+  shares one compiled function between trainers of the same graph,
+  :mod:`dkm.reproducibility.shared_functions`);
 * Adam (learning rate 1e-3, β = (0.9, 0.999), ε = 1e-8, the TensorFlow 1
   "ε-hat" form the authors used) is written out here so that it works on the
   stacked replica variables and its state can carry over from pretraining to
@@ -32,15 +32,15 @@ from __future__ import annotations
 
 import copy
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Literal, Protocol, Sequence
+from typing import Any, Callable, Iterator, Literal, Protocol, Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from dkm.autoencoder import Autoencoder
 from dkm.losses import reconstruction_error
-from dkm.shared_functions import shared_epochs
 
 SamplerKind = Literal["permutation", "independent", "sequential"]
 SAMPLERS: tuple[str, ...] = ("permutation", "independent", "sequential")
@@ -49,26 +49,39 @@ DEFAULT_SAMPLER: SamplerKind = "permutation"
 Layout = Literal["stacked", "sequential"]
 LAYOUTS: tuple[str, ...] = ("stacked", "sequential")
 
-_determinism_enabled = False
+#: How a trainer runs the function it traced for an epoch: None runs the trace itself.
+_epoch_runner: Callable[[Any], Callable[..., Any]] | None = None
 
 
-def enable_determinism() -> None:
-    """Ask TensorFlow for deterministic kernels (same seed, same bits)."""
-    global _determinism_enabled
-    if not _determinism_enabled:
-        tf.config.experimental.enable_op_determinism()
-        _determinism_enabled = True
+def set_epoch_runner(runner: Callable[[Any], Callable[..., Any]] | None) -> None:
+    """How every :class:`Trainer` runs an epoch's traced function from now on.
 
-
-def use_float32_products() -> None:
-    """Compute float32 matrix products in float32 on every device.
-
-    TensorFlow otherwise runs them in TF32 (a 10-bit mantissa instead of 23)
-    on NVIDIA GPUs from the Ampere generation on. Turned off, a GPU performs
-    the arithmetic a CPU does; ``benchmarks/logs/gpu-standin.md`` measures what TF32
-    changes in the scores. The setting is TensorFlow's, for the whole process.
+    Parameters
+    ----------
+    runner : callable or None
+        Takes a traced epoch (a ``ConcreteFunction``) and returns what to call with its
+        arguments in its place, computing what it computes; None runs the trace itself
+        (the default). :func:`dkm.reproducibility.share_compiled_epochs` names one that
+        runs the traces of one graph through one compiled function.
     """
+    global _epoch_runner
+    _epoch_runner = runner
+
+
+@contextmanager
+def float32_products() -> Iterator[None]:
+    """Compute float32 matrix products in float32 meanwhile, on every device.
+
+    TensorFlow otherwise runs them in TF32 (a 10-bit mantissa instead of 23) on NVIDIA
+    GPUs from the Ampere generation on. Turned off, a GPU performs the arithmetic a CPU
+    does. TensorFlow's setting is the process's: it is restored on leaving.
+    """
+    was_enabled = tf.config.experimental.tensor_float_32_execution_enabled()
     tf.config.experimental.enable_tensor_float_32_execution(False)
+    try:
+        yield
+    finally:
+        tf.config.experimental.enable_tensor_float_32_execution(was_enabled)
 
 
 def _has_gpu() -> bool:
@@ -462,8 +475,8 @@ class Trainer:
 
     Notes
     -----
-    Creating a trainer calls :func:`use_float32_products`: on a GPU, too, the
-    products are float32, not TensorFlow's default TF32.
+    Each epoch runs within :func:`float32_products`: on a GPU, too, the products are
+    float32, not TensorFlow's default TF32.
     """
 
     def __init__(
@@ -478,7 +491,6 @@ class Trainer:
         self.layout = layout or default_layout()
         if self.layout not in LAYOUTS:
             raise ValueError(f"unknown layout {self.layout!r}; choose one of {LAYOUTS}")
-        use_float32_products()
         self.autoencoder = autoencoder
         self.objective = objective
         self.data = data
@@ -590,9 +602,10 @@ class Trainer:
         batches = tf.constant(batches, tf.int32)
         shape = tuple(batches.shape)
         if shape not in self._epoch_runners:
-            self._epoch_runners[shape] = shared_epochs.runner(
-                self._epoch.get_concrete_function(batches))
-        loss, terms = self._epoch_runners[shape](batches)
+            traced = self._epoch.get_concrete_function(batches)
+            self._epoch_runners[shape] = traced if _epoch_runner is None else _epoch_runner(traced)
+        with float32_products():
+            loss, terms = self._epoch_runners[shape](batches)
         return EpochResult(
             loss=loss.numpy(),
             terms={n: t.numpy() for n, t in zip(self.term_names, terms)},
@@ -614,5 +627,6 @@ def embed(autoencoder: Autoencoder, data: tf.Tensor, chunk_size: int = 1024,
         chunk, short = data[start:start + chunk_size], max(0, start + chunk_size - n)
         if fixed_shape and short:
             chunk = tf.concat([chunk, tf.zeros((short, chunk.shape[1]), chunk.dtype)], axis=0)
-        chunks.append(autoencoder.encode_all(chunk).numpy()[:, :chunk_size - short])
+        with float32_products():
+            chunks.append(autoencoder.encode_all(chunk).numpy()[:, :chunk_size - short])
     return np.concatenate(chunks, axis=1)

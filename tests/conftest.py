@@ -121,3 +121,12 @@ def cli(monkeypatch: pytest.MonkeyPatch):
         return subprocess.CompletedProcess([sys.executable, "-m", "dkm", *args], status,
                                            stdout.getvalue(), stderr.getvalue())
     return run
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_epochs_shared() -> None:
+    """The suite trains many small networks of few graphs: like the protocol, it opts into
+    one compiled epoch per graph (dkm.reproducibility; the numbers are the same either way)."""
+    from dkm.reproducibility import share_compiled_epochs
+
+    share_compiled_epochs()

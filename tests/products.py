@@ -1,7 +1,7 @@
 """The matrix products a fit of each network computes, digested: what the cache-size tests compare.
 
 ``python tests/products.py [NETWORK ...]`` computes, in the reproducible arithmetic
-(:mod:`dkm.arithmetic`), on random numbers of each network's shapes (the paper's MNIST, USPS and
+(:mod:`dkm.reproducibility.arithmetic`), on random numbers of each network's shapes (the paper's MNIST, USPS and
 20NEWS networks, and ``"small fit"``, ``tests/small_fit.py``'s; all by default):
 
 * a training step's products at the protocol's batch size, compiled with XLA as the epochs are:
@@ -75,11 +75,11 @@ def digests(names: list[str]) -> dict[str, str]:
 
 
 def main(names: list[str]) -> None:
-    from dkm.arithmetic import current_arithmetic, use_reproducible_arithmetic
+    from dkm.reproducibility.arithmetic import current_arithmetic, use_reproducible_arithmetic
 
     if current_arithmetic() != "reproducible":
         use_reproducible_arithmetic()
-    from dkm.cache_sizes import tensorflow_cache_sizes
+    from dkm.reproducibility.cache_sizes import tensorflow_cache_sizes
     from dkm.protocol.environment import deciding_versions
     from dkm.protocol.provenance import cpu_identity
 

@@ -1,7 +1,7 @@
 """A small DKM^p fit on digits, printed as JSON: what the arithmetic and cache tests compare.
 
 ``python tests/small_fit.py {reproducible,native}`` fits DKM^p on 500 digits in the reproducible
-or the native arithmetic (:mod:`dkm.arithmetic`) and prints the labels', centres', weights' and
+or the native arithmetic (:mod:`dkm.reproducibility.arithmetic`) and prints the labels', centres', weights' and
 losses' bits, the arithmetic settings, the cache sizes its matrix products blocked by (pinned in
 the reproducible arithmetic) and the CPU. The tests run it through the ``small_fit`` fixture
 (``conftest.py``), in processes of their own, because the arithmetic, the thread pools and the
@@ -18,7 +18,7 @@ import sys
 
 
 def main(mode: str) -> None:
-    from dkm.arithmetic import reproducible_environment, use_reproducible_arithmetic
+    from dkm.reproducibility.arithmetic import reproducible_environment, use_reproducible_arithmetic
 
     if mode == "reproducible":
         use_reproducible_arithmetic()
@@ -29,7 +29,7 @@ def main(mode: str) -> None:
 
     from dkm import DeepKMeans
     from dkm.annealing import constant
-    from dkm.cache_sizes import tensorflow_cache_sizes
+    from dkm.reproducibility.cache_sizes import tensorflow_cache_sizes
     from dkm.protocol.environment import deciding_versions
     from dkm.protocol.provenance import cpu_identity
 

@@ -159,7 +159,7 @@ def test_run_study_runs_only_the_variants_of_the_methods_asked_for(monkeypatch, 
 
 
 def test_load_study_and_protocol_records_read_what_exists(tmp_path):
-    from dkm.arithmetic import reproducible_environment
+    from dkm.reproducibility.arithmetic import reproducible_environment
     from dkm.protocol.results import ResultsStore, new_record
 
     assert ablations.load_study("alpha", tmp_path) == []
@@ -383,7 +383,7 @@ def test_embedding_norm_curves_join_the_pretraining_and_the_training_of_each_sna
 
 
 def test_embedding_norm_curves_refuse_snapshots_of_two_arithmetics(tmp_path):
-    from dkm.arithmetic import reproducible_environment
+    from dkm.reproducibility.arithmetic import reproducible_environment
 
     reproducible = {"arithmetic": {"environment": reproducible_environment({})}}
     _norm_snapshot(tmp_path / "usps-8905.npz", [5, 4], [3], provenance=reproducible)

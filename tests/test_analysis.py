@@ -24,7 +24,7 @@ from dkm.book.analysis import (
     warm_rate, FIT_PARTS, in_present_settings,
     with_reruns, paper_margin,
 )
-from dkm.arithmetic import reproducible_environment
+from dkm.reproducibility.arithmetic import reproducible_environment
 from dkm.protocol import paper
 from dkm.protocol.results import new_record, records_to_dataframe
 

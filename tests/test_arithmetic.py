@@ -1,4 +1,4 @@
-"""The reproducible arithmetic (dkm.arithmetic): its settings, its pinned cache sizes, a fit and
+"""The reproducible arithmetic (dkm.reproducibility.arithmetic): its settings, its pinned cache sizes, a fit and
 a network's products that every machine the tests run on must compute bit for bit, and the
 thread count that must not change a fit.
 
@@ -18,11 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from dkm.arithmetic import (REPRODUCIBLE_CACHE_SIZES, REPRODUCIBLE_INTRA_OP_THREADS,
+from dkm.reproducibility.arithmetic import (REPRODUCIBLE_CACHE_SIZES, REPRODUCIBLE_INTRA_OP_THREADS,
                             REPRODUCIBLE_ISA, intra_op_threads,
                             is_reproducible, recorded_arithmetic, recorded_intra_op_threads,
                             reproducible_environment, use_reproducible_arithmetic)
-from dkm.compilation import compilation_cache_directory
 from dkm.protocol.environment import version_differences
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -157,12 +156,15 @@ def test_the_cache_sizes_decide_how_the_products_block(products):
     assert not any(key.endswith(("forward", "input gradient")) for key in differing)
 
 
-def test_a_process_started_in_the_mode_pins_the_cache_sizes_when_it_imports_dkm():
-    # its parent set the variables; the native arithmetic leaves Eigen to read the CPU's, or,
+def test_a_process_started_in_the_mode_pins_the_cache_sizes_before_its_first_product():
+    # its parent set the variables (a Dask worker's, say), and the protocol's training calls
+    # pin_reproducible_cache_sizes; the native arithmetic leaves Eigen to read the CPU's, or,
     # where TensorFlow runs its oneDNN kernels (CPUs with VNNI, bfloat16 or AMX instructions),
     # never multiplies through Eigen, which then reads no size at all
-    program = ("import dkm, tensorflow as tf; from dkm.cache_sizes import tensorflow_cache_sizes;"
+    program = ("import tensorflow as tf; from dkm.reproducibility import pin_reproducible_cache_sizes;"
+               "from dkm.reproducibility.cache_sizes import tensorflow_cache_sizes;"
                "from dkm.protocol.provenance import arithmetic_settings;"
+               "pin_reproducible_cache_sizes();"
                "tf.matmul(tf.ones((64, 400)), tf.ones((400, 64)));"
                "print(arithmetic_settings()['onednn']); print(tensorflow_cache_sizes())")
     sizes = {}
@@ -183,25 +185,3 @@ def test_one_or_two_intra_op_threads_give_the_same_fit(small_fit):
     one, two = (small_fit("native", TF_NUM_INTRAOP_THREADS=str(n), OMP_NUM_THREADS="1")
                 for n in (1, 2))
     assert _comparable(one) == _comparable(two)
-
-
-def test_the_mode_chosen_after_importing_the_package_compiles_into_its_own_cache(tmp_path):
-    # `import dkm` chooses the cache folder from the native arithmetic (here, in place of one
-    # handed down by a parent process of another arithmetic); TensorFlow's cache does not tell
-    # executables of other XLA flags apart, so the mode must move to its own folder
-    script = ("import os, dkm\n"
-              "from dkm.arithmetic import use_reproducible_arithmetic\n"
-              "native = os.environ['TF_XLA_FLAGS']\n"
-              "use_reproducible_arithmetic()\n"
-              "print(native)\nprint(os.environ['TF_XLA_FLAGS'])\n")
-    inherited = f"--tf_xla_persistent_cache_directory={tmp_path / '0123456789abcdef'}"
-    env = {**os.environ, "DKM_XLA_CACHE": str(tmp_path), "TF_XLA_FLAGS": inherited}
-    for name in reproducible_environment({}):
-        env.pop(name, None)
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=120, cwd=REPO_ROOT)
-    assert done.returncode == 0, done.stderr[-2000:]
-    native, chosen = done.stdout.split("\n")[:2]
-    expected = compilation_cache_directory({**env, **reproducible_environment(env)})
-    assert native == f"--tf_xla_persistent_cache_directory={compilation_cache_directory(env)}"
-    assert chosen == f"--tf_xla_persistent_cache_directory={expected}" != native

@@ -110,7 +110,7 @@ def test_a_record_of_other_data_is_refused(digits):
 
 
 def test_audit_reruns_records_in_their_own_arithmetic_and_threads_only(tmp_path, cli, monkeypatch):
-    from dkm.arithmetic import reproducible_environment
+    from dkm.reproducibility.arithmetic import reproducible_environment
     from dkm.protocol.results import ResultsStore, new_record
 
     monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "1")  # restored: audit sets the records' number

@@ -20,7 +20,7 @@ from dkm.methods.idec import IDECConfig, IDECObjective
 from dkm.methods.template import fit_deep_method
 from dkm.methods.km import AEKMConfig, fit_aekm, fit_km
 from dkm.methods.pretraining import load_or_pretrain
-from dkm.training import Adam, BatchSampler, Trainer, embed, enable_determinism
+from dkm.training import Adam, BatchSampler, Trainer, embed
 
 # Without XLA to keep the file fast; the estimators' tests and the IDEC in-graph tests
 # use the default, compiled path.
@@ -43,11 +43,6 @@ def _fit(method, X, seeds, pretrained=None):
     if config is None:
         return fit(X, K, seeds)
     return fit(X, K, seeds, config, LOOP, pretrained=pretrained)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def deterministic():
-    enable_determinism()
 
 
 @pytest.fixture(scope="module")

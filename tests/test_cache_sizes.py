@@ -1,4 +1,4 @@
-"""dkm.cache_sizes: Eigen's cache sizes found in TensorFlow's libraries, pinned before TensorFlow
+"""dkm.reproducibility.cache_sizes: Eigen's cache sizes found in TensorFlow's libraries, pinned before TensorFlow
 multiplies, and kept by its products. What they change in a fit is test_arithmetic's."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dkm.cache_sizes import (_GUARD, _SIZES, TENSORFLOW_LIBRARIES, _symbol_values,
+from dkm.reproducibility.cache_sizes import (_GUARD, _SIZES, TENSORFLOW_LIBRARIES, _symbol_values,
                              _tensorflow_folder, pin_cache_sizes)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +36,7 @@ def test_sizes_must_be_three_positive_byte_counts(sizes):
 
 
 def test_the_products_keep_the_sizes_pinned_before_them():
-    program = ("from dkm.cache_sizes import pin_cache_sizes, tensorflow_cache_sizes\n"
+    program = ("from dkm.reproducibility.cache_sizes import pin_cache_sizes, tensorflow_cache_sizes\n"
                "print(tensorflow_cache_sizes())\n"
                "pin_cache_sizes((40960, 1 << 20, 1 << 24))\n"
                "import tensorflow as tf\n"
@@ -50,7 +50,7 @@ def test_the_products_keep_the_sizes_pinned_before_them():
 
 
 def test_the_pin_writes_only_into_the_build_it_was_checked_against(monkeypatch):
-    import dkm.cache_sizes as cache_sizes
+    import dkm.reproducibility.cache_sizes as cache_sizes
 
     assert cache_sizes.kernels_digest() in cache_sizes.CHECKED_KERNELS  # the lock's TensorFlow
     monkeypatch.setattr(cache_sizes, "kernels_digest", lambda: "0" * 64)
@@ -63,7 +63,7 @@ def test_the_pin_writes_only_into_the_build_it_was_checked_against(monkeypatch):
 def test_the_kernels_digest_is_the_files():
     import hashlib
 
-    from dkm.cache_sizes import _KERNELS, kernels_digest
+    from dkm.reproducibility.cache_sizes import _KERNELS, kernels_digest
 
     with open(_tensorflow_folder() / _KERNELS, "rb") as file:
         assert kernels_digest() == hashlib.file_digest(file, "sha256").hexdigest()

@@ -229,25 +229,47 @@ def test_from_config_builds_the_estimator_of_a_configuration():
     import dataclasses
 
     from dkm import DCN
-    from dkm.book.ablations import AUTHORS_DCN, DCNAblation
+    from dkm.book.ablations import AUTHORS_DCN, DCNAblation, DCNAblationConfig
     from dkm.methods.common import LoopConfig
     from dkm.methods.config import with_overrides
     from dkm.methods.dcn import DCN_VARIANTS
     from dkm.methods.dkm import DKM_VARIANTS
 
     loop = LoopConfig(hidden_sizes=(16,), batch_size=64, progress=False)
-    config = with_overrides(DCN_VARIANTS["p"], {"lam": 0.5, "epochs": 3, **AUTHORS_DCN})
-    model = DCN.from_config(config, loop, 7, variant="p", random_state=1)
-    assert type(model) is DCNAblation  # the subclass that trains the switches
+    config = with_overrides(DCN_VARIANTS["p"], {"lam": 0.5, "epochs": 3, **AUTHORS_DCN},
+                            [DCNAblationConfig])
+    model = DCNAblation.from_config(config, loop, 7, variant="p", random_state=1)
     assert model._config() == config and model._loop() == loop
     assert (model.n_clusters, model.update, model.random_state) == (7, "last-sample", 1)
     assert clone(model).get_params() == model.get_params()
+    with pytest.raises(ValueError, match="DCN trains a DCNConfig, got DCNAblationConfig"):
+        DCN.from_config(config, loop, 7, variant="p")  # no class found by what was imported
     with pytest.raises(ValueError, match="DCN trains a DCNConfig, got DKMConfig"):
         DCN.from_config(DKM_VARIANTS["p"], loop, 7, variant="p")
     with pytest.raises(ValueError, match=r"DeepKMeans\(variant='a'\) cannot train"):
         DeepKMeans.from_config(DKM_VARIANTS["p"], loop, 7, variant="a")
     with pytest.raises(ValueError, match=r"DCNAblation\(variant='p'\) cannot train initial_count=50"):
-        DCN.from_config(dataclasses.replace(config, initial_count=50.0), loop, 7, variant="p")
+        DCNAblation.from_config(dataclasses.replace(config, initial_count=50.0), loop, 7,
+                                variant="p")
+    with pytest.raises(ValueError, match="DCNConfig has no field clustering_weight, .*, nor "
+                                         r"has any of the classes that extend it here \(none\)"):
+        with_overrides(DCN_VARIANTS["p"], AUTHORS_DCN)
+
+
+def test_the_protocol_trains_a_study_s_switches_with_the_model_the_book_declares():
+    from dkm import DCN
+    from dkm.book.ablations import AUTHORS_DCN, DCNAblation, DCNAblationConfig
+    from dkm.data import from_arrays
+    from dkm.methods.common import LoopConfig
+    from dkm.protocol import registry
+    from dkm.protocol.experiments import configure
+
+    data = from_arrays(np.zeros((20, 4), np.float32), n_clusters=2, name="mine")
+    config = configure("dcn-p", data, overrides=dict(AUTHORS_DCN))
+    assert type(config) is DCNAblationConfig
+    loop = LoopConfig(hidden_sizes=(16,), batch_size=64, progress=False)
+    assert type(registry.get("dcn-p").make_estimator(config, loop, 7)) is DCNAblation
+    assert type(registry.get("dcn-p").make_estimator(configure("dcn-p", data), loop, 7)) is DCN
 
 
 def test_the_loop_parameters_are_declared_once_and_every_signature_lists_them():
@@ -286,7 +308,7 @@ import sys
 import numpy as np
 from sklearn.datasets import load_digits
 if sys.argv[1] == "reproducible":
-    from dkm.arithmetic import use_reproducible_arithmetic
+    from dkm.reproducibility.arithmetic import use_reproducible_arithmetic
     use_reproducible_arithmetic()
 from dkm import IDEC, DeepKMeans
 from dkm.annealing import constant

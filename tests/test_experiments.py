@@ -57,7 +57,7 @@ def test_a_reproducible_pretraining_is_cached_apart_for_each_number_of_threads(d
     # run made on two threads must not start from a pretraining cached on one
     import tensorflow as tf
 
-    from dkm.arithmetic import reproducible_environment
+    from dkm.reproducibility.arithmetic import reproducible_environment
     from dkm.protocol.experiments import _shared_pretraining
 
     for name, value in reproducible_environment().items():  # what the arithmetic is read from
@@ -110,7 +110,7 @@ def test_the_arithmetic_settings_name_the_vector_extensions_caps_and_threads(mon
     assert isinstance(settings["intra_op_threads"], int)
     # this process's TensorFlow says whether it runs oneDNN's kernels (the tests' CPUs differ)
     assert settings["onednn"] in (True, False)
-    # the compilation cache's folder (dkm.compilation) decides no kernel: it is left out
+    # a persistent compilation cache's folder decides no kernel: it is left out
     monkeypatch.setenv("TF_XLA_FLAGS", "--tf_xla_persistent_cache_directory=/home/x/.cache/dkm")
     assert "TF_XLA_FLAGS" not in arithmetic_settings(zen4)["environment"]
     monkeypatch.setenv("TF_XLA_FLAGS", "--tf_xla_auto_jit=2 --tf_xla_persistent_cache_directory=/c")
@@ -326,7 +326,7 @@ def test_a_run_that_another_store_of_the_folder_holds_is_read_not_run_again(tmp_
 
 
 def test_a_store_of_one_arithmetic_refuses_the_runs_of_the_other(tmp_path, cli):
-    from dkm.arithmetic import reproducible_environment
+    from dkm.reproducibility.arithmetic import reproducible_environment
 
     store = ResultsStore(tmp_path / "digits.jsonl")
     made = cli("run", "--dataset", "digits", "--method", "km", "--seeds", "1",

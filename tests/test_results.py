@@ -344,7 +344,7 @@ def test_the_protocol_stores_are_the_named_datasets_stores_in_the_packages_order
 
 def _reproducible(record: dict) -> dict:
     """``record`` as a run in the reproducible arithmetic, its provenance saying so."""
-    from dkm.arithmetic import reproducible_environment
+    from dkm.reproducibility.arithmetic import reproducible_environment
 
     return new_record(record["dataset"], record["method"], record["seed"],
                       {**record["params"], "arithmetic": "reproducible"},

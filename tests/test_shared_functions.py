@@ -1,5 +1,6 @@
-"""Trainers whose epochs trace to the same graph share one compiled function (dkm.shared_functions),
-and get the numbers their own compilation gives."""
+"""Trainers whose epochs trace to the same graph share one compiled function
+(dkm.reproducibility.shared_functions), once the process opts in, and get the numbers their
+own compilation gives."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,8 +8,10 @@ import pytest
 import tensorflow as tf
 
 from dkm.autoencoder import Architecture, Autoencoder
-from dkm.shared_functions import (SharedFunctions, held_bytes, graph_fingerprint,
-                                  shared_epochs)
+import dkm.reproducibility.shared_functions as sharing
+from dkm.reproducibility.shared_functions import (SharedFunctions, graph_fingerprint,
+                                                  held_bytes, share_compiled_epochs,
+                                                  shared_epochs)
 from dkm.training import Adam, BatchSampler, Reconstruction, Trainer
 
 SMALL = Architecture(input_dim=8, embedding_dim=3, hidden_sizes=(16, 16, 32))
@@ -89,3 +92,21 @@ def test_the_kept_graphs_hold_at_most_max_bytes_of_captured_tensors():
     assert kept.runner(again) is not again and kept.hits == 1
     small = SharedFunctions(max_bytes=held_bytes(one) - 1)
     assert small.runner(one) is one and len(small) == 0  # too large to keep at all
+
+
+def test_without_opting_in_each_trainer_runs_its_own_trace():
+    share_compiled_epochs(False)
+    try:
+        shared_epochs.clear()
+        hits = shared_epochs.hits
+        _fit([1, 2], data_seed=0), _fit([3, 4], data_seed=1)
+        assert len(shared_epochs) == 0 and shared_epochs.hits == hits
+    finally:
+        share_compiled_epochs()  # as the suite runs (conftest)
+
+
+def test_another_tensorflow_runs_every_trace_itself(monkeypatch):
+    # _call_flat is TensorFlow's private interface: used only with the release it was checked on
+    monkeypatch.setattr(sharing, "CHECKED_TENSORFLOW", ("0.0.",))
+    traced = _traced(_trainer([1]))
+    assert SharedFunctions().runner(traced) is traced

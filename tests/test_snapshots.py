@@ -53,7 +53,7 @@ def test_a_snapshot_scores_what_the_protocol_records_for_its_seed(digits, snapsh
 
 
 def test_a_snapshot_names_the_arithmetic_of_its_runs(snapshot_path):
-    from dkm.arithmetic import current_arithmetic, recorded_arithmetic
+    from dkm.reproducibility.arithmetic import current_arithmetic, recorded_arithmetic
 
     snapshot = load_snapshot(snapshot_path)
     # the snapshot names the arithmetic of the process that wrote it
@@ -224,7 +224,7 @@ def test_the_full_scale_snapshots_norms_and_scores_are_those_every_page_reads():
     # reading of its norms
     from pathlib import Path
 
-    from dkm.arithmetic import recorded_arithmetic
+    from dkm.reproducibility.arithmetic import recorded_arithmetic
     from dkm.book import ablations
     from dkm.book.snapshots import final_embedding_norms, load_snapshot
     from dkm.protocol.results import ResultsStore

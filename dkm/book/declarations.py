@@ -1,7 +1,8 @@
-"""The methods the book adds to the protocol's registry: DCN as the DKM authors' code ran it.
+"""The methods and models the book adds to the protocol's registry: DCN as the DKM authors'
+code ran it, and the models whose switches the ablation studies turn.
 
 Declarations only (:class:`dkm.protocol.registry.Method`): the registry reads
-:data:`METHODS` through this package's entry point ``book`` of the group
+:data:`METHODS` and :data:`MODELS` through this package's entry point ``book`` of the group
 ``dkm.methods`` (``pyproject.toml``), as it reads any installed package's, so that
 the protocol names nothing of the book. Importing this module loads neither
 TensorFlow nor the book's analysis: the configurations and the estimator the
@@ -31,3 +32,7 @@ def _authors_dcn(paper_method: Method) -> Method:
 #: The DKM authors' DCN^np and DCN^p, whose records the study ``dcn-authors`` holds.
 METHODS: tuple[Method, ...] = tuple(_authors_dcn(m) for m in declarations.METHODS
                                     if m.in_paper and m.family == "dcn")
+
+#: The models of the ablation studies' switches, whose configurations extend DKM's and DCN's:
+#: a study's configuration is trained by the model that declares its switches.
+MODELS: tuple[str, ...] = (f"{_SWITCHES}:DeepKMeansAblation", f"{_SWITCHES}:DCNAblation")

@@ -13,7 +13,8 @@ from dkm.autoencoder import Architecture, Autoencoder, PAPER_HIDDEN_SIZES, Produ
 from dkm.checkpoints import PhaseState, RunCheckpoints
 from dkm.progress import tqdm
 from dkm.training import (
-    DEFAULT_SAMPLER, Adam, BatchSampler, Layout, Objective, SamplerKind, Trainer, xla_pays,
+    DEFAULT_SAMPLER, Adam, BatchSampler, Layout, Objective, SamplerKind, Trainer,
+    float32_products, xla_pays,
 )
 
 EpochCallback = Callable[[int], "dict[str, np.ndarray] | None"]
@@ -180,7 +181,8 @@ def nearest_center(
     """``argmin_k f(h, r_k)`` for ``(S, N, p)`` embeddings and ``(S, K, p)`` centres."""
     labels = []
     for start in range(0, embeddings.shape[1], 16384):
-        d = distance(tf.constant(embeddings[:, start:start + 16384]), tf.constant(centers))
+        with float32_products():
+            d = distance(tf.constant(embeddings[:, start:start + 16384]), tf.constant(centers))
         labels.append(tf.argmin(d, axis=-1, output_type=tf.int32).numpy())
     return np.concatenate(labels, axis=1).astype(np.int64)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -20,36 +20,32 @@ def unrecorded_defaults(config: Any) -> set[str]:
             if f.metadata.get("recorded_when_set") and getattr(config, f.name) == f.default}
 
 
-def with_overrides(config: Any, overrides: dict[str, Any]) -> Any:
+def with_overrides(config: Any, overrides: dict[str, Any],
+                   extensions: Sequence[type] = ()) -> Any:
     """``config`` with the fields named in ``overrides`` changed.
 
     A field that ``config``'s class lacks is a switch of a study: the result is
-    then of the subclass of that class that declares every field named (the
-    ablations' models, :mod:`dkm.book.ablations`, once imported), its other
-    fields taken from ``config``.
+    then of the first class of ``extensions`` (subclasses of ``config``'s class, named
+    by whoever asks: the protocol's declared models,
+    :func:`dkm.protocol.registry.extending_models`) that declares every field named, its
+    other fields taken from ``config``.
 
     Raises
     ------
     ValueError
-        When no such subclass is known.
+        When no class of ``extensions`` declares the fields.
     """
     names = {f.name for f in dataclasses.fields(config)}
     if set(overrides) <= names:
         return dataclasses.replace(config, **overrides)
-    for subclass in _subclasses(type(config)):
-        if set(overrides) <= {f.name for f in dataclasses.fields(subclass)}:
+    for extension in extensions:
+        if set(overrides) <= {f.name for f in dataclasses.fields(extension)}:
             fields = {name: getattr(config, name) for name in names}
-            return subclass(**{**fields, **overrides})
+            return extension(**{**fields, **overrides})
     unknown = ", ".join(sorted(set(overrides) - names))
-    raise ValueError(f"{type(config).__name__} has no field {unknown}, nor has any subclass of "
-                     "it imported so far (the studies' switches load with their models: "
-                     "from dkm.book.ablations import DKMAblationConfig, DCNAblationConfig)")
-
-
-def _subclasses(cls: type) -> list[type]:
-    """Every subclass of ``cls``, nearest first."""
-    direct = cls.__subclasses__()
-    return direct + [deeper for subclass in direct for deeper in _subclasses(subclass)]
+    known = ", ".join(extension.__name__ for extension in extensions) or "none"
+    raise ValueError(f"{type(config).__name__} has no field {unknown}, nor has any of the "
+                     f"classes that extend it here ({known})")
 
 
 def jsonable(value: Any) -> Any:

@@ -212,11 +212,13 @@ class DeepKMeans(DeepClusteringEstimator):
 
     Notes
     -----
-    A fit computes in its process's arithmetic (:mod:`dkm.arithmetic`): by default the
-    CPU's own kernels, so the same ``random_state`` gives the same model on the same
-    machine only. :func:`dkm.arithmetic.use_reproducible_arithmetic`, called before
-    TensorFlow is imported, chooses the arithmetic meant to give the same bits on any
-    x86-64 CPU with AVX2, as ``python -m dkm run`` does unless ``--native`` is given.
+    A fit computes in its process's arithmetic: by default the CPU's own kernels, so the
+    same ``random_state`` gives the same model on the same machine only.
+    :func:`dkm.reproducibility.use_reproducible_arithmetic`, called before TensorFlow is
+    imported, chooses for the whole process the arithmetic meant to give the same bits on
+    any x86-64 CPU with AVX2, as ``python -m dkm run`` does unless ``--native`` is given.
+    A fit itself leaves the process as it finds it: its epochs run with TensorFlow's TF32
+    off, restored after each.
 
     Examples
     --------

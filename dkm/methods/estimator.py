@@ -32,8 +32,7 @@ from dkm.methods.common import LoopConfig, MethodResult, nearest_center
 from dkm.methods.config import jsonable
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained
 from dkm.methods.template import fit_deep_method
-from dkm.training import (DEFAULT_SAMPLER, LAYOUTS, SAMPLERS, data_tensor, embed,
-                          enable_determinism)
+from dkm.training import DEFAULT_SAMPLER, LAYOUTS, SAMPLERS, data_tensor, embed
 
 _MAX_SEED = 2**31 - 1
 
@@ -237,7 +236,9 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
             when the estimator would train another configuration (a pretraining
             for a variant without one, say).
         """
-        cls = cls._trainer_of(config)
+        if type(config) is not cls._config_class:
+            raise ValueError(f"{cls.__name__} trains a {cls._config_class.__name__}, "
+                             f"got {type(config).__name__}")
         fields = {name: getattr(config, name) for name in cls._config_parameters()}
         estimator = cls(
             n_clusters, variant=variant, **fields, hidden_sizes=tuple(loop.hidden_sizes),
@@ -254,19 +255,6 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
             raise ValueError(f"{cls.__name__}(variant={variant!r}) cannot train {differing}: "
                              f"it would train {trained}")
         return estimator
-
-    @classmethod
-    def _trainer_of(cls, config: Any) -> type["DeepClusteringEstimator"]:
-        """This class, or the subclass of it (an ablation's, say) that trains ``config``'s type."""
-        if type(config) is cls._config_class:
-            return cls
-        for subclass in cls.__subclasses__():
-            try:
-                return subclass._trainer_of(config)
-            except ValueError:
-                continue
-        raise ValueError(f"{cls.__name__} trains a {cls._config_class.__name__}, "
-                         f"got {type(config).__name__}")
 
     def _check_X(self, X, *, fitting: bool) -> np.ndarray:
         """``X`` as finite float32; ``fitting`` records its features, else checks them."""
@@ -365,8 +353,10 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
     def fit(self, X, y=None) -> "DeepClusteringEstimator":
         """Train the autoencoder and the clustering jointly on ``X``.
 
-        Asks TensorFlow for deterministic kernels first, then trains as
-        :meth:`fit_seeds` does for the seed of ``random_state``. With
+        Trains as :meth:`fit_seeds` does for the seed of ``random_state``: on a CPU the
+        same int seed on the same data gives the same bits, without TensorFlow's op
+        determinism, which the fit leaves as it finds it (on a GPU, call
+        ``tf.config.experimental.enable_op_determinism()`` first). With
         ``checkpoint_dir``, a fit interrupted earlier on the same data with the
         same parameters resumes from its last checkpoint (``resumed_`` says
         from where).
@@ -390,7 +380,6 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         """
         X = self._check_X(X, fitting=True)
         checkpoints = self._fit_checkpoints(X)
-        enable_determinism()
         self.seed_ = self._seed()
         result = self._train(X, [self.seed_], checkpoints)
         self.labels_ = result.labels[0]

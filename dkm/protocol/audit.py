@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from dkm.arithmetic import recorded_intra_op_threads
+from dkm.reproducibility.arithmetic import recorded_intra_op_threads
 from dkm.protocol import registry
 from dkm.protocol.environment import version_differences
 from dkm.protocol.experiments import (configure, data_fingerprint, fit_methods, run_params,
@@ -226,7 +226,7 @@ def differences(recorded: Mapping[str, Any], here: Mapping[str, Any]) -> tuple[s
     In this order: the CPU's vector instruction sets (or, for a record that does
     not name them, its CPU), the settings of the arithmetic (instruction-set
     caps, OpenMP's threads), TensorFlow's intra-op threads
-    (:func:`dkm.arithmetic.recorded_intra_op_threads`), the cache sizes its matrix
+    (:func:`dkm.reproducibility.arithmetic.recorded_intra_op_threads`), the cache sizes its matrix
     products blocked by and whether TensorFlow ran its oneDNN kernels (each where both
     records say), the versions of the packages that decide the numbers
     (:func:`dkm.protocol.environment.version_differences`: "TensorFlow 2.22.0 here, 2.21.0 in

@@ -25,7 +25,7 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from dkm.arithmetic import Arithmetic, current_arithmetic
+from dkm.reproducibility.arithmetic import Arithmetic, current_arithmetic
 from dkm.checkpoints import RunCheckpoints, run_key
 from dkm.data import Dataset, load, paper_dataset
 from dkm.methods.config import jsonable, unrecorded_defaults, with_overrides
@@ -99,7 +99,8 @@ def configure(method: str, dataset: Dataset, tradeoff: float | None = None, scal
         value = default_tradeoff(method, dataset.name) if tradeoff is None else float(tradeoff)
         config = dataclasses.replace(config, **{entry.config_field: value})
     if overrides:
-        config = with_overrides(config, overrides)
+        config = with_overrides(config, overrides, [model._config_class for model in
+                                                   registry.extending_models(type(config))])
     return config.scaled(scale) if scale != 1.0 else config
 
 
@@ -109,7 +110,7 @@ def run_params(method: str, config: Any, loop: Any, scale: float,
 
     A network's products in bfloat16 are recorded as ``precision``; float32, the
     default, is not written. A run in the reproducible arithmetic (``arithmetic``; by
-    default this process's, :func:`dkm.arithmetic.current_arithmetic`) is recorded as
+    default this process's, :func:`dkm.reproducibility.arithmetic.current_arithmetic`) is recorded as
     ``arithmetic``: ``"reproducible"``; the native arithmetic, the older records', is
     not written.
     """

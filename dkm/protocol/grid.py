@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Sequence
 from dkm.data import Dataset
 from dkm.protocol.cluster import run_pieces
 from dkm.protocol.experiments import grid_hashes, grid_pieces, run_piece
-from dkm.arithmetic import current_arithmetic
+from dkm.reproducibility.arithmetic import current_arithmetic
 from dkm.protocol.results import (ResultsStore, check_store_arithmetic, held_runs,
                                   results_folder)
 
@@ -52,7 +52,7 @@ def run_grid(
     store of its results folder holds (:func:`dkm.protocol.results.held_runs`: a
     line search's run at the paper's value is the protocol's): a results folder
     keeps one record per run. The process's arithmetic
-    (:func:`dkm.arithmetic.current_arithmetic`) must be that of the store's records
+    (:func:`dkm.reproducibility.arithmetic.current_arithmetic`) must be that of the store's records
     (:func:`dkm.protocol.results.check_store_arithmetic`); each finished batch of
     seeds is appended at once, so nothing finished is lost. A run that was
     interrupted itself resumes from its last checkpoint

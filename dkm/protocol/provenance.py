@@ -13,11 +13,11 @@ import platform
 import socket
 
 import dkm
-from dkm.arithmetic import intra_op_threads
-from dkm.cache_sizes import tensorflow_cache_sizes
+from dkm.reproducibility.arithmetic import intra_op_threads
+from dkm.reproducibility.cache_sizes import tensorflow_cache_sizes
 from dkm.checkpoints import code_version
-from dkm.compilation import arithmetic_environment
-from dkm.kernel_settings import VECTOR_EXTENSIONS, cpuinfo_fields
+from dkm.reproducibility.kernel_settings import arithmetic_environment
+from dkm.reproducibility.kernel_settings import VECTOR_EXTENSIONS, cpuinfo_fields
 from dkm.protocol.environment import deciding_versions, lock_state
 
 __all__ = ["provenance", "cpu_identity", "arithmetic_settings", "tensorflow_intra_op_threads"]
@@ -57,9 +57,9 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
     -------
     dict
         ``vector_extensions``: the CPU's flags among :data:`VECTOR_EXTENSIONS`;
-        ``environment``: each of :data:`dkm.kernel_settings.ARITHMETIC_VARIABLES` that is set, with
+        ``environment``: each of :data:`dkm.reproducibility.kernel_settings.ARITHMETIC_VARIABLES` that is set, with
         its value (oneDNN's and XLA's instruction-set caps, the thread counts),
-        leaving out the compilation cache's folder (:mod:`dkm.compilation`);
+        leaving out a persistent compilation cache's folder;
         ``onednn``: whether TensorFlow runs its oneDNN kernels (by default only on
         CPUs with VNNI, bfloat16 or AMX instructions; ``TF_ENABLE_ONEDNN_OPTS``
         decides otherwise), None where TensorFlow does not say;
@@ -67,7 +67,7 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
         (:func:`tensorflow_intra_op_threads`; records made before it said so: 0,
         one per core); ``inter_op_threads``: its inter-op pool (0: one thread per core);
         ``cache_sizes``: the L1, L2 and L3 sizes by which TensorFlow's matrix products
-        blocked their sums (:func:`dkm.cache_sizes.tensorflow_cache_sizes`; pinned in the
+        blocked their sums (:func:`dkm.reproducibility.cache_sizes.tensorflow_cache_sizes`; pinned in the
         reproducible arithmetic), None before TensorFlow has multiplied matrices.
     """
     import tensorflow as tf
@@ -87,7 +87,7 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
 def tensorflow_intra_op_threads() -> int:
     """The number of intra-op threads this process's TensorFlow runs: the one its
     configuration sets (``tf.config.threading``), else the one it started with
-    (:func:`dkm.arithmetic.intra_op_threads`)."""
+    (:func:`dkm.reproducibility.arithmetic.intra_op_threads`)."""
     import tensorflow as tf
 
     return tf.config.threading.get_intra_op_parallelism_threads() or intra_op_threads()

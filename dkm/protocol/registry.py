@@ -23,7 +23,10 @@ The registry is filled here alone, on first use, from *declarations*: sequences 
    :func:`load_plugins`).
 
 A declaration is ``"module:NAME"``, a sequence of :class:`Method`, or a module,
-whose ``METHODS`` it then is (an entry point names either the same way). Importing
+whose ``METHODS`` it then is (an entry point names either the same way). A module may
+declare ``MODELS`` too: estimators, by import path, whose configuration classes extend a
+method's with switches of a study (the book's ablations); a configuration of such a class
+is trained by its estimator (:func:`extending_models`, :meth:`Method.make_estimator`). Importing
 a module registers nothing: the registry reads declarations, so what a process
 knows of methods does not depend on what it imported before. An id is declared
 once; a plugin that declares one again is refused, an entry point that does is
@@ -54,8 +57,10 @@ from importlib import import_module, metadata
 from types import ModuleType
 from typing import Any, Literal, Sequence
 
+from dkm.reproducibility import pin_reproducible_cache_sizes, share_compiled_epochs
+
 __all__ = ["Method", "METHODS", "PAPER_METHODS", "ENTRY_POINT_GROUP", "GroupMembers", "Labels",
-           "available_methods", "get", "ids", "load_plugins", "plugins"]
+           "available_methods", "extending_models", "get", "ids", "load_plugins", "plugins"]
 
 Family = Literal["km", "dcn", "idec", "dkm"]
 Group = Literal["pretrained", "not pretrained"]
@@ -165,7 +170,8 @@ class Method:
 
     def make_estimator(self, config: Any, loop: Any, n_clusters: int,
                        pretrained: Any = None) -> Any:
-        """The estimator that trains ``config`` with the loop settings ``loop``.
+        """The estimator that trains ``config`` with the loop settings ``loop``: the method's,
+        or for a configuration of a declared model's class (a study's switches), that model.
 
         See :meth:`dkm.methods.estimator.DeepClusteringEstimator.from_config` (imports
         TensorFlow).
@@ -173,12 +179,17 @@ class Method:
         Raises
         ------
         ValueError
-            For a method without an estimator (KM, AE-KM).
+            For a method without an estimator (KM, AE-KM), or a configuration of a class
+            that neither the method's estimator nor a declared model trains.
         """
         if self.estimator is None:
             raise ValueError(f"{self.id} has no estimator: {self.fit or self.runner} trains it")
-        return _load(self.estimator).from_config(config, loop, n_clusters, variant=self.variant,
-                                                 pretrained=pretrained)
+        estimator = _load(self.estimator)
+        if type(config) is not estimator._config_class:
+            estimator = next((model for model in extending_models(estimator._config_class)
+                              if model._config_class is type(config)), estimator)
+        return estimator.from_config(config, loop, n_clusters, variant=self.variant,
+                                     pretrained=pretrained)
 
     def train(self, X: Any, n_clusters: int, seeds: Sequence[int], config: Any, loop: Any,
               pretrained: Any = None) -> Any:
@@ -205,9 +216,18 @@ class Method:
             The deep methods' through their estimator
             (:meth:`dkm.methods.estimator.DeepClusteringEstimator.fit_seeds`), the
             k-means baselines' through their fit function.
+
+        Notes
+        -----
+        The protocol's runs opt into :mod:`dkm.reproducibility` for the whole process: the
+        matrix products' cache sizes pinned where the process computes in the reproducible
+        arithmetic (a Dask worker started in it, say), and one compiled epoch per distinct
+        graph shared between trainers (the numbers are the same either way).
         """
         if self.runner is not None:
             raise ValueError(f"{self.id} is not trained by the package: {self.runner} runs it")
+        pin_reproducible_cache_sizes()
+        share_compiled_epochs()
         if self.estimator is None:
             return _load(self.fit)(X, n_clusters, list(seeds), config, loop, pretrained=pretrained)
         return self.make_estimator(config, loop, n_clusters, pretrained).fit_seeds(
@@ -241,6 +261,7 @@ class _Registry:
 
     def __init__(self) -> None:
         self._methods: dict[str, Method] = {}
+        self._models: list[str] = []
         self._sources: dict[str, str] = {}
         self._plugins: list[str] = []
         self._loaded = False
@@ -273,6 +294,11 @@ class _Registry:
     def plugins(self) -> tuple[str, ...]:
         return tuple(self._plugins)
 
+    def models(self) -> tuple[str, ...]:
+        """The declared models' import paths, in the order they were declared."""
+        self.methods()
+        return tuple(self._models)
+
     def _add(self, declared: Any, source: str, package: bool = False) -> tuple[Method, ...]:
         """Add the methods of a declaration (a sequence, or a module's ``METHODS``), all or
         none; ``package``: the package's own, the only ones that may be the paper's.
@@ -283,9 +309,14 @@ class _Registry:
             For something else than methods, an id declared already (here or
             earlier), or a method of the paper outside the package's declarations.
         """
+        models: tuple[str, ...] = ()
         if isinstance(declared, ModuleType):
             if not hasattr(declared, "METHODS"):
                 raise ValueError(f"{source}: module {declared.__name__} declares no METHODS")
+            models = tuple(getattr(declared, "MODELS", ()))
+            if not all(isinstance(model, str) and ":" in model for model in models):
+                raise ValueError(f"{source}: MODELS must be import paths 'module:Class', got "
+                                 f"{models!r}")
             declared = declared.METHODS
         if not isinstance(declared, (tuple, list)):
             raise ValueError(f"{source} declares {declared!r}, not a sequence of methods")
@@ -306,6 +337,7 @@ class _Registry:
         for method in methods:
             self._methods[method.id] = method
             self._sources[method.id] = source
+        self._models.extend(model for model in models if model not in self._models)
         return methods
 
 
@@ -423,6 +455,19 @@ def plugins() -> tuple[str, ...]:
     """The plugins loaded in this process (:func:`load_plugins`), in order: what another
     process (a Dask worker) loads to know the same methods."""
     return _REGISTRY.plugins()
+
+
+def extending_models(config_class: type) -> tuple[type, ...]:
+    """The declared models (estimator classes) whose configuration class extends
+    ``config_class``, in the order declared; imports them (and TensorFlow).
+
+    A study's switches are fields of such a class, which the protocol's configuration then
+    takes (:func:`dkm.methods.config.with_overrides`), and its estimator trains.
+    """
+    models = (_load(path) for path in _REGISTRY.models())
+    return tuple(model for model in models
+                 if issubclass(model._config_class, config_class)
+                 and model._config_class is not config_class)
 
 
 def get(method: str) -> Method:

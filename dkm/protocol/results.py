@@ -48,7 +48,7 @@ Record schema (version 1)
     ``"euclidean"`` (the default when absent) or ``"cosine"``; ``scale``, a
     positive number naming the scale of the experiment (1.0 is the paper's);
     ``arithmetic``, ``"reproducible"`` for a run made in the reproducible
-    arithmetic (:mod:`dkm.arithmetic`), absent for the native one (a run is
+    arithmetic (:mod:`dkm.reproducibility.arithmetic`), absent for the native one (a run is
     its configuration, its arithmetic included: the same run in the other
     arithmetic is another run, with another hash), and naming the same
     arithmetic as the provenance's ``arithmetic`` settings where a record has
@@ -108,7 +108,7 @@ from typing import Any
 
 import pandas as pd
 
-from dkm.arithmetic import ARITHMETICS, Arithmetic, recorded_arithmetic
+from dkm.reproducibility.arithmetic import ARITHMETICS, Arithmetic, recorded_arithmetic
 from dkm.protocol import paper, registry
 
 try:
@@ -343,7 +343,7 @@ def _check_params(params: Mapping[str, Any], method: str) -> None:
 
 def record_arithmetic(record: Mapping[str, Any]) -> Arithmetic:
     """The arithmetic a record's run was made in: ``params["arithmetic"]``, ``"native"`` when
-    absent (:func:`dkm.arithmetic.current_arithmetic`)."""
+    absent (:func:`dkm.reproducibility.arithmetic.current_arithmetic`)."""
     return record["params"].get("arithmetic", ARITHMETICS[0])
 
 
@@ -657,7 +657,7 @@ def check_store_arithmetic(store: ResultsStore, arithmetic: Arithmetic) -> None:
         option = "--native" if others == ["native"] else "--reproducible"
         raise ValueError(f"{store.path} holds runs made in the {' and '.join(others)} "
                          f"arithmetic, and this process runs in the {arithmetic} one: run in the "
-                         f"store's arithmetic ({option} on the command line, dkm.arithmetic in "
+                         f"store's arithmetic ({option} on the command line, dkm.reproducibility.arithmetic in "
                          "Python) or give another results store")
 
 

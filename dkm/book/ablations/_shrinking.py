@@ -16,7 +16,7 @@ def _method_snapshots(snapshots_dir: str | os.PathLike[str], dataset: str, seed:
                       method: str, variants: str) -> Iterator[tuple[str, Any]]:
     """``(label, snapshot)`` of the protocol's snapshot, then the variants', that trained
     ``method`` (see :func:`embedding_norm_curves`); an error when two have the same label."""
-    from dkm.arithmetic import recorded_arithmetic
+    from dkm.reproducibility.arithmetic import recorded_arithmetic
     from dkm.book.snapshots import load_snapshot
 
     folder = Path(snapshots_dir)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from dkm.data import PAPER_STATISTICS, paper_dataset
 from dkm.protocol import paper, registry
-from dkm.arithmetic import Arithmetic
+from dkm.reproducibility.arithmetic import Arithmetic
 from dkm.protocol.results import (ResultsStore, held_runs, record_arithmetic, record_scale,
                                   results_folder, store_path, store_records)
 
@@ -332,7 +332,7 @@ def variant_params(variant: Variant, dataset: str, data_fingerprint: str,
 
     That is, what :func:`run_study` (through :func:`dkm.protocol.grid.run_grid`)
     records, and hashes into the run's ``config_hash``, without training, for a run
-    in ``arithmetic`` (:mod:`dkm.arithmetic`).
+    in ``arithmetic`` (:mod:`dkm.reproducibility.arithmetic`).
     """
     from dkm.methods.common import LoopConfig
     from dkm.protocol.experiments import run_params

@@ -6,9 +6,11 @@ one of them with the configuration fields its studies change; a field is
 recorded with a run only when it differs from its default
 (:data:`dkm.methods.config.RECORDED_WHEN_SET`), so a run at the defaults has the
 record of the paper's model, and a study's variant has the record of the
-protocol's method with its switches beside. The protocol finds these classes
-from the fields it is asked to change (:func:`dkm.methods.config.with_overrides`,
-:meth:`dkm.methods.estimator.DeepClusteringEstimator.from_config`).
+protocol's method with its switches beside. The book declares their
+estimators to the protocol's registry (:data:`dkm.book.declarations.MODELS`): a
+configuration that asks for their fields is of their class
+(:func:`dkm.methods.config.with_overrides`), and their estimator trains it
+(:meth:`dkm.protocol.registry.Method.make_estimator`).
 
 * :class:`DKMAblationConfig`: the hard assignment (α → ∞), weight decay, and α
   rescaled as the embedding shrinks (studies ``alpha``, ``weight-decay``,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dkm.arithmetic import is_reproducible, recorded_arithmetic
+from dkm.reproducibility.arithmetic import is_reproducible, recorded_arithmetic
 from dkm.protocol.results import AUDITS
 
 
@@ -319,7 +319,7 @@ def audits(directory: str | Path = "benchmarks/results",
     ``"last bits"``, ``"different"``), ``recorded`` and ``rerun`` (test ACC, percent), ``scores_differing`` (how many of the record's scores
     differ), ``record_names_arithmetic`` (whether the record names its vector
     instruction sets), ``record_arithmetic`` (``"reproducible"`` where the record's
-    settings are that arithmetic's, :func:`dkm.arithmetic.recorded_arithmetic`; else
+    settings are that arithmetic's, :func:`dkm.reproducibility.arithmetic.recorded_arithmetic`; else
     ``"native"``), ``record_cpu``, ``rerun_cpu``, ``rerun_cache_sizes`` (the cache sizes the
     rerun's matrix products blocked by, where its provenance names them) and ``reason``.
     Empty when there is none.
@@ -359,7 +359,7 @@ def _same_parts(line: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, 
 
 def in_present_settings(line: Mapping[str, Any]) -> bool:
     """Whether a benchmark's line (``mode`` and ``environment``) was made natively or in the
-    reproducible arithmetic's present settings (:func:`dkm.arithmetic.is_reproducible`), not in
+    reproducible arithmetic's present settings (:func:`dkm.reproducibility.arithmetic.is_reproducible`), not in
     an earlier version of the mode."""
     return line["mode"] == "native" or is_reproducible(line["environment"])
 

@@ -24,19 +24,18 @@ unless ``TF_NUM_INTRAOP_THREADS`` names another number (the tests and ``make
 book`` use one); a record names the number and an audit reruns it on as many
 (:func:`recorded_intra_op_threads`). And TensorFlow's matrix products compute in
 blocks whose sizes Eigen works out from the CPU's cache sizes, so the mode pins
-those to :data:`REPRODUCIBLE_CACHE_SIZES` (:mod:`dkm.cache_sizes`). That test
+those to :data:`REPRODUCIBLE_CACHE_SIZES` (:mod:`dkm.reproducibility.cache_sizes`). That test
 file also compares, on each machine the tests run on, a small fit with a
 fixture's bits; chapter 10 says on which CPUs they agree.
 
 The settings are environment variables that TensorFlow, oneDNN, XLA and OpenMP
-read when they start: :func:`use_reproducible_arithmetic` sets them, limits the
-thread pools of libraries loaded already and moves the compilation cache to the
-mode's own folder (:func:`dkm.compilation.use_compilation_cache`), and must run
-before TensorFlow is imported (``python -m dkm run --reproducible`` does); it
-pins the cache sizes too, in TensorFlow's libraries, which it loads. A process
-started with the variables already set (by a parent in the mode) has the sizes
-pinned when it imports :mod:`dkm` (:func:`pin_reproducible_cache_sizes`). A
-record names the settings and the sizes in its provenance
+read when they start: :func:`use_reproducible_arithmetic` sets them for the whole
+process, limits the thread pools of libraries loaded already, and must run before
+TensorFlow is imported (``python -m dkm run --reproducible`` does); it pins the
+cache sizes too, in TensorFlow's libraries, which it loads. A process started with
+the variables already set (by a parent in the mode: a Dask worker, say) pins them by
+calling :func:`pin_reproducible_cache_sizes` before its first product. A record
+names the settings and the sizes in its provenance
 (:func:`dkm.protocol.provenance.arithmetic_settings`). No TensorFlow import needed.
 """
 from __future__ import annotations
@@ -47,9 +46,8 @@ import sys
 from collections.abc import Mapping
 from typing import Literal
 
-from dkm.cache_sizes import CacheSizes, pin_cache_sizes
-from dkm.compilation import use_compilation_cache
-from dkm.kernel_settings import cpuinfo_fields
+from dkm.reproducibility.cache_sizes import CacheSizes, pin_cache_sizes, tensorflow_cache_sizes
+from dkm.reproducibility.kernel_settings import cpuinfo_fields
 
 __all__ = ["ARITHMETICS", "Arithmetic", "REPRODUCIBLE_ISA", "REPRODUCIBLE_XLA_FLAGS",
            "REPRODUCIBLE_CACHE_SIZES", "pin_reproducible_cache_sizes",
@@ -154,8 +152,9 @@ def current_arithmetic(environ: Mapping[str, str] = os.environ) -> Arithmetic:
 def use_reproducible_arithmetic(cpuinfo: str | None = None) -> None:
     """Choose the reproducible arithmetic for this process (:func:`reproducible_environment`):
     kernels capped at AVX2 on every x86-64 CPU, one OpenMP thread, TensorFlow's intra-op
-    threads fixed, the matrix products' cache sizes pinned
-    (:func:`pin_reproducible_cache_sizes`), and the mode's own folder of compiled epochs.
+    threads fixed and the matrix products' cache sizes pinned
+    (:func:`pin_reproducible_cache_sizes`). The settings are the process's: every fit that
+    follows computes in the mode, the user's own TensorFlow code too.
 
     Parameters
     ----------
@@ -178,7 +177,6 @@ def use_reproducible_arithmetic(cpuinfo: str | None = None) -> None:
     if flags is not None and "avx2" not in flags.split():
         raise RuntimeError("this CPU has no AVX2: the reproducible arithmetic cannot run here")
     os.environ.update(reproducible_environment())
-    use_compilation_cache()  # another arithmetic: its own compiled epochs
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)  # the OpenMP and BLAS pools of the libraries loaded already
@@ -187,18 +185,21 @@ def use_reproducible_arithmetic(cpuinfo: str | None = None) -> None:
 
 def pin_reproducible_cache_sizes() -> None:
     """Pin TensorFlow's matrix products to :data:`REPRODUCIBLE_CACHE_SIZES` where this process
-    runs in the reproducible arithmetic (:func:`current_arithmetic`); nothing otherwise.
+    runs in the reproducible arithmetic (:func:`current_arithmetic`); nothing otherwise, or
+    where they are pinned already.
 
-    :func:`use_reproducible_arithmetic` calls it, and so does ``import dkm``, for a process
-    whose parent set the mode's variables. TensorFlow's start-up lines, written as its
+    :func:`use_reproducible_arithmetic` calls it; a process whose parent set the mode's
+    variables calls it before its first product. TensorFlow's start-up lines, written as its
     libraries load, are silenced (:func:`dkm.startup.native_stderr_silenced`).
 
     Raises
     ------
     RuntimeError
-        When TensorFlow's libraries hold no copy of the sizes to pin (:mod:`dkm.cache_sizes`).
+        When TensorFlow's libraries hold no copy of the sizes to pin
+        (:mod:`dkm.reproducibility.cache_sizes`).
     """
-    if current_arithmetic() != "reproducible":
+    if (current_arithmetic() != "reproducible"
+            or tensorflow_cache_sizes() == REPRODUCIBLE_CACHE_SIZES):
         return
     from dkm.startup import native_stderr_silenced
 

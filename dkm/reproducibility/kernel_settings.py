@@ -1,15 +1,17 @@
 """What chooses a CPU's kernels: its vector instruction sets and the environment variables that
 oneDNN, XLA, OpenMP and TensorFlow's thread pools read when they start.
 
-Read by the records' provenance (:mod:`dkm.protocol.provenance`), the compilation cache's
-folder (:mod:`dkm.compilation`) and the reproducible arithmetic (:mod:`dkm.arithmetic`). No
-TensorFlow needed.
+Read by the records' provenance (:mod:`dkm.protocol.provenance`) and the reproducible
+arithmetic (:mod:`dkm.reproducibility.arithmetic`). No TensorFlow needed.
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["VECTOR_EXTENSIONS", "ARITHMETIC_VARIABLES", "cpuinfo_fields"]
+__all__ = ["VECTOR_EXTENSIONS", "ARITHMETIC_VARIABLES", "arithmetic_environment",
+           "cpuinfo_fields"]
 
 #: The CPU flags of the vector instruction sets that oneDNN and XLA may choose kernels for.
 VECTOR_EXTENSIONS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
@@ -19,6 +21,17 @@ VECTOR_EXTENSIONS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512b
 ARITHMETIC_VARIABLES = ("TF_ENABLE_ONEDNN_OPTS", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA",
                         "XLA_FLAGS", "TF_XLA_FLAGS", "OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
                         "TF_NUM_INTEROP_THREADS", "TF_DETERMINISTIC_OPS")
+# TensorFlow's flag of a persistent compilation cache names a folder, not a kernel
+_CACHE_FLAG = "--tf_xla_persistent_cache_directory"
+
+
+def arithmetic_environment(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The variables of :data:`ARITHMETIC_VARIABLES` that are set, without a persistent
+    compilation cache's flag (which names a folder, not a kernel)."""
+    settings = {name: " ".join(flag for flag in environ.get(name, "").split()
+                               if not flag.startswith(_CACHE_FLAG))
+                for name in ARITHMETIC_VARIABLES}
+    return {name: value for name, value in settings.items() if value}
 
 
 def cpuinfo_fields(cpuinfo: str | None = None) -> dict[str, str]:

@@ -10,7 +10,7 @@ instruction set the kernels are capped at (chapter 10 shows both). Eigen offers 
 setting for it outside C++, so :func:`pin_cache_sizes` writes the sizes into
 each copy of Eigen's cache-size variable in TensorFlow's libraries, located
 through their symbol tables, before TensorFlow multiplies anything; the
-reproducible arithmetic pins them (:func:`dkm.arithmetic.use_reproducible_arithmetic`).
+reproducible arithmetic pins them (:func:`dkm.reproducibility.arithmetic.use_reproducible_arithmetic`).
 It writes only into a ``libtensorflow_cc`` it was checked against, identified by the file's
 SHA-256 (:data:`CHECKED_KERNELS`): in another build the symbols may name other memory.
 Linux on x86-64 only, as TensorFlow's wheels for the CPU are; no TensorFlow

@@ -36,10 +36,12 @@ several times and neither MNIST's (220 MB) nor 20NEWS's (151 MB), whose epochs
 take long enough for a compilation not to matter.
 
 Running a function with another trace's captured inputs uses
-``ConcreteFunction._call_flat``, which TensorFlow does not document; with a
-TensorFlow that lacks it, every trace runs its own function (and compiles it),
-as without sharing. A shared function is run eagerly, outside any gradient tape
-(as the trainer runs its epochs).
+``ConcreteFunction._call_flat``, which TensorFlow does not document: it is used only
+with the TensorFlow it was checked against (:data:`CHECKED_TENSORFLOW`, the lock's);
+with another, every trace runs its own function (and compiles it), as without sharing.
+A shared function is run eagerly, outside any gradient tape (as the trainer runs its
+epochs). :func:`share_compiled_epochs` makes every trainer of the process run its
+epochs through :data:`shared_epochs`; without it, each trainer runs its own.
 """
 from __future__ import annotations
 
@@ -51,9 +53,22 @@ from typing import Any, Callable
 
 import tensorflow as tf
 
-__all__ = ["SharedFunctions", "graph_fingerprint", "held_bytes", "shared_epochs"]
+from dkm import training
+
+__all__ = ["CHECKED_TENSORFLOW", "SharedFunctions", "graph_fingerprint", "held_bytes",
+           "share_compiled_epochs", "shared_epochs"]
+
+#: The TensorFlow releases whose ``ConcreteFunction._call_flat`` the sharing was checked
+#: with (``tests/test_shared_functions.py``), by version prefix: the lock's.
+CHECKED_TENSORFLOW = ("2.21.",)
 
 _TRAILING_NUMBER = re.compile(r"(\d+)$")
+
+
+def _private_call_checked(function: Any) -> bool:
+    """Whether ``function`` can be run with another trace's inputs: a TensorFlow of
+    :data:`CHECKED_TENSORFLOW` whose traces have ``_call_flat``."""
+    return tf.__version__.startswith(CHECKED_TENSORFLOW) and hasattr(function, "_call_flat")
 
 
 def _creation_order(name: str) -> int:
@@ -187,7 +202,7 @@ class SharedFunctions:
             Takes ``function``'s tensor arguments and returns its outputs,
             computed with ``function``'s own captured inputs.
         """
-        if not hasattr(function, "_call_flat"):
+        if not _private_call_checked(function):
             return function
         key = graph_fingerprint(function)
         with self._lock:
@@ -214,5 +229,16 @@ class SharedFunctions:
             self._kept.popitem(last=False)
 
 
-#: The process's kept epochs, shared by every :class:`dkm.training.Trainer`.
+#: The process's kept epochs, shared by every :class:`dkm.training.Trainer` once
+#: :func:`share_compiled_epochs` has been called.
 shared_epochs = SharedFunctions()
+
+
+def share_compiled_epochs(shared: bool = True) -> None:
+    """Run every trainer's epochs through :data:`shared_epochs` (``shared``), or each through
+    its own trace again (``shared=False``); for the whole process, as the kept functions are.
+
+    The numbers do not change either way; a process that trains many networks of one graph
+    (a grid, a test suite, a chapter) compiles each graph once instead of once per network.
+    """
+    training.set_epoch_runner(shared_epochs.runner if shared else None)
