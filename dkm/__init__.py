@@ -39,7 +39,9 @@ Models, their training and their evaluation:
 ``dkm.progress``             the progress bar of long work, in a terminal or a notebook.
 ``dkm.paths``                paths as a reader sees them: relative to the current folder.
 ``dkm.methods``              the methods of the paper, one module each:
-``dkm.methods.config``       how a configuration is recorded (no TensorFlow needed).
+``dkm.methods.config``       how a configuration is recorded: the fields of a run's identity,
+                             declared with a version (no TensorFlow needed).
+``dkm.methods.parameters``   an estimator's parameter declared once: default, constraint, doc.
 ``dkm.methods.common``       what every method shares: its loop settings and its result.
 ``dkm.methods.pretraining``  the autoencoder pretraining the pretrained methods share.
 ``dkm.methods.template``     the one fit of the deep methods: data, network, objective, epochs,
@@ -55,8 +57,17 @@ Models, their training and their evaluation:
 
 None of them changes the process beyond a fit's own call: importing :mod:`dkm` sets no
 environment variable, no TensorFlow flag and no thread pool. What does, for good, is the
-opt-in layer ``dkm.reproducibility`` (the reproducible arithmetic, the pinned cache sizes,
-the compiled epochs shared between trainers), which the paper's model does not import.
+opt-in layer, which the paper's model does not import:
+
+``dkm.reproducibility``      what a process opts into, in one call each (no TensorFlow needed):
+``dkm.reproducibility.arithmetic`` the reproducible arithmetic: kernels capped at AVX2 on every
+                             CPU, fixed thread counts, the products' cache sizes pinned.
+``dkm.reproducibility.cache_sizes`` the cache sizes TensorFlow's matrix products block by:
+                             read, and pinned in a checked ``libtensorflow_cc``.
+``dkm.reproducibility.shared_functions`` one compiled epoch per distinct graph, shared by a
+                             process's trainers.
+``dkm.reproducibility.kernel_settings`` what chooses a CPU's kernels: its vector extensions,
+                             the variables read.
 
 The protocol, ``dkm.protocol``:
 
@@ -68,7 +79,12 @@ The protocol, ``dkm.protocol``:
 ``dkm.protocol.experiments`` a run: seeded runs of a method, one record each; a grid's pieces.
 ``dkm.protocol.grid``        a resumable grid into a results store, here or on a cluster.
 ``dkm.protocol.cluster``     a grid's pieces on a Dask cluster, with one writer (optional).
-``dkm.protocol.results``     run records and the JSON Lines store that keeps them.
+``dkm.protocol.results``     run records, their stores and the results folder, one private
+                             module per job, all re-exported by ``dkm.protocol.results``:
+``dkm.protocol.results._record`` a record: its schema, configuration hash and validation.
+``dkm.protocol.results._store`` the JSON Lines store: locked appends, one arithmetic per store.
+``dkm.protocol.results._folder`` the results folder: its stores, the runs it holds, its
+                             full-scale records.
 ``dkm.protocol.provenance``  what decides a run's numbers (code, libraries, CPU), recorded.
 ``dkm.protocol.environment`` the installed packages against the lock's and a record's versions.
 ``dkm.protocol.audit``       a record rerun and compared bit for bit; why the numbers differ.

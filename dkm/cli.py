@@ -404,7 +404,7 @@ def _command_pending(args: argparse.Namespace) -> int:
     from dkm.protocol.declarations import LINE_SEARCHES
     from dkm.protocol.experiments import LINE_SEARCH_SEEDS, TRADEOFF_GRID
     from dkm.data import paper_dataset
-    from dkm.protocol.results import ResultsStore, protocol_stores, record_scale, store_path
+    from dkm.protocol.results import ResultsStore, dataset_stores, record_scale, store_path
 
     folder = Path(args.results)
     if not folder.is_dir():
@@ -427,7 +427,7 @@ def _command_pending(args: argparse.Namespace) -> int:
         return " ".join(f"--seed {seed}" for seed in missing)
 
     lines = []
-    for dataset, store in protocol_stores(folder).items():
+    for dataset, store in dataset_stores(folder).items():
         missing = analysis.missing_seeds(at_scale(ResultsStore(store).records()), dataset,
                                          PAPER_METHODS, seeds)
         if missing:
@@ -482,11 +482,11 @@ def _pending_in_the_protocols_arithmetic(folder: Path, at_scale: Callable,
     from dkm.reproducibility.arithmetic import recorded_arithmetic
     from dkm.book import ablations, analysis
     from dkm.book.snapshots import load_snapshot
-    from dkm.protocol.results import (ResultsStore, held_runs, protocol_stores,
+    from dkm.protocol.results import (ResultsStore, held_runs, dataset_stores,
                                       record_arithmetic, store_path)
 
     held, lines = None, []
-    for dataset, protocol in protocol_stores(folder).items():
+    for dataset, protocol in dataset_stores(folder).items():
         if ResultsStore(protocol).arithmetics() != {"reproducible"}:
             continue
         stores = [(None, store_path(folder, f"{dataset}-lambda"))] + [

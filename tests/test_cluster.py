@@ -95,10 +95,10 @@ def test_without_dask_the_cluster_module_says_how_to_install_it(monkeypatch):
 
 
 def test_pieces_are_cut_into_seed_batches_only_when_asked():
-    from dkm.protocol.experiments import Cell, Piece
+    from dkm.protocol.experiments import GridCell, Piece
 
     digits = load("digits")
-    pieces = [Piece(digits, Cell("km", None), (1, 2, 3)), Piece(digits, Cell("dkm-p", 1.0), (4,))]
+    pieces = [Piece(digits, GridCell("km", None), (1, 2, 3)), Piece(digits, GridCell("dkm-p", 1.0), (4,))]
     assert [part for piece in pieces for part in piece.batches(None)] == pieces
     cut = [part for piece in pieces for part in piece.batches(2)]
     assert [(p.cell.method, p.seeds) for p in cut] == [("km", (1, 2)), ("km", (3,)),

@@ -303,6 +303,42 @@ def test_the_loop_parameters_are_declared_once_and_every_signature_lists_them():
         assert repr(cls(3, batch_size=64)) == f"{cls.__name__}(batch_size=64, n_clusters=3)"
 
 
+def test_a_loop_setting_is_one_declaration():
+    import inspect
+    from dataclasses import dataclass
+
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from dkm.methods.common import LoopConfig
+    from dkm.methods.parameters import NON_NEGATIVE_INT, loop_parameters, parameter
+
+    @dataclass(frozen=True)
+    class WarmLoop(LoopConfig):
+        warmup: int = parameter(0, [NON_NEGATIVE_INT], """int, default=0
+            Epochs of warm-up.""", convert=int)
+
+    @dataclass(kw_only=True, eq=False, repr=False)
+    @loop_parameters(WarmLoop)
+    class WarmDeepKMeans(DeepKMeans):
+        """Deep k-Means with a warm-up.
+
+        Parameters
+        ----------
+        {loop_parameters}
+        """
+
+    assert inspect.signature(WarmDeepKMeans).parameters["warmup"].default == 0
+    assert WarmDeepKMeans._parameter_constraints["warmup"] == [NON_NEGATIVE_INT]
+    assert "    warmup : int, default=0\n        Epochs of warm-up.\n" in WarmDeepKMeans.__doc__
+    assert "    batch_size : int, default=256\n" in WarmDeepKMeans.__doc__
+    model = WarmDeepKMeans(3, warmup=2)
+    assert model.get_params()["warmup"] == 2 and model._loop() == WarmLoop(warmup=2)
+    assert clone(model).get_params() == model.get_params()
+    with pytest.raises(InvalidParameterError, match="warmup"):
+        WarmDeepKMeans(3, warmup=-1)._validate_params()
+    assert "warmup" not in DeepKMeans._parameter_constraints  # the paper's model is untouched
+
+
 INVARIANCE = """
 import sys
 import numpy as np

@@ -6,9 +6,10 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
-from conftest import REPO_ROOT
-
+REPO_ROOT = Path(__file__).resolve().parents[1]
+#: The opt-in layer's modules that change the process (dkm.reproducibility).
 OPT_IN = ("dkm.reproducibility.cache_sizes", "dkm.reproducibility.arithmetic",
           "dkm.reproducibility.shared_functions")
 

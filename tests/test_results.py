@@ -19,21 +19,20 @@ from dkm.protocol.results import (
     AUDITS,
     COLUMNS,
     ResultsStore,
-    all_stores,
+    every_store,
     check_store_arithmetic,
     config_hash,
     duplicate_runs,
-    every_full_scale_record,
-    held_runs,
     full_scale_records,
+    held_runs,
     full_scale_records_by_store,
     new_record,
-    protocol_stores,
+    dataset_stores,
     record_arithmetic,
     record_label,
     record_scale,
     records_to_dataframe,
-    result_stores,
+    table_stores,
     results_folder,
     score_column,
     single_arithmetic,
@@ -323,11 +322,11 @@ def test_a_results_folder_is_read_with_its_ablations_and_without_small_runs(tmp_
     protocol.append(small)
     study.append(unnamed)
 
-    assert result_stores(tmp_path) == [protocol.path, study.path]
+    assert table_stores(tmp_path) == [protocol.path, study.path]
     assert full_scale_records(tmp_path) == [full, unnamed]
     assert (record_scale(small), record_scale(unnamed)) == (0.02, 1.0)   # absent: the paper's
     assert full_scale_records_by_store(tmp_path) == {protocol.path: [full], study.path: [unnamed]}
-    assert result_stores(tmp_path / "missing") == [] == full_scale_records(tmp_path / "missing")
+    assert table_stores(tmp_path / "missing") == [] == full_scale_records(tmp_path / "missing")
     assert full_scale_records_by_store(tmp_path / "missing") == {}
 
 
@@ -337,9 +336,9 @@ def test_the_protocol_stores_are_the_named_datasets_stores_in_the_packages_order
     ResultsStore(tmp_path / "ablations" / "alpha.jsonl").append(make_record(1))
     (tmp_path / "20news.jsonl").mkdir()                  # not a file: not a store
 
-    assert protocol_stores(tmp_path) == {name: tmp_path / f"{name}.jsonl"
+    assert dataset_stores(tmp_path) == {name: tmp_path / f"{name}.jsonl"
                                          for name in ("mnist", "usps", "usps-sharp")}
-    assert protocol_stores(tmp_path / "missing") == {}
+    assert dataset_stores(tmp_path / "missing") == {}
 
 
 def _reproducible(record: dict) -> dict:
@@ -405,7 +404,7 @@ def test_single_arithmetic_names_the_arithmetics_it_finds_mixed() -> None:
         single_arithmetic([])
 
 
-def test_every_full_scale_record_reads_the_folders_of_other_stores_not_the_audits(
+def test_every_full_scale_record_is_read_from_the_folders_of_other_stores_not_the_audits(
         tmp_path: Path) -> None:
     tables, other = make_record(1), _reproducible(make_record(1))
     ResultsStore(tmp_path / "usps.jsonl").append(tables)
@@ -414,8 +413,8 @@ def test_every_full_scale_record_reads_the_folders_of_other_stores_not_the_audit
     ResultsStore(tmp_path / AUDITS / "usps.jsonl").append(make_record(3))
 
     assert full_scale_records(tmp_path) == [tables]
-    assert every_full_scale_record(tmp_path) == [other, tables]   # by store path
-    assert every_full_scale_record(tmp_path / "missing") == []
+    assert full_scale_records(tmp_path, every=True) == [other, tables]   # by store path
+    assert full_scale_records(tmp_path / "missing", every=True) == []
 
 
 def test_a_results_folder_holds_each_run_once_and_its_reruns_are_audits(tmp_path: Path) -> None:
@@ -426,7 +425,7 @@ def test_a_results_folder_holds_each_run_once_and_its_reruns_are_audits(tmp_path
     ResultsStore(tmp_path / "ablations" / "alpha.jsonl").append(other)
     ResultsStore(tmp_path / AUDITS / "usps-lambda.jsonl").append(make_record(2))  # not read
 
-    assert all_stores(tmp_path) == [tmp_path / "ablations" / "alpha.jsonl",
+    assert every_store(tmp_path) == [tmp_path / "ablations" / "alpha.jsonl",
                                     tmp_path / "usps-lambda.jsonl", tmp_path / "usps.jsonl"]
     held = held_runs(tmp_path)
     assert held == {older["config_hash"]: (tmp_path / "usps.jsonl", older),   # the older record

@@ -187,14 +187,30 @@ def test_default_layout_is_stacked_on_a_gpu_only(monkeypatch):
     assert default_layout() == "stacked"
 
 
-def test_a_trainer_turns_tf32_off():
-    # TensorFlow's default on Ampere-and-later GPUs is TF32 products; the package's are float32.
+def test_an_epoch_runs_without_tf32_and_restores_it():
+    # TensorFlow's default on Ampere-and-later GPUs is TF32 products; the package's are float32,
+    # during each epoch only: the process's setting is restored after it
+    import dkm.training as training
+
+    seen, runner = [], training._epoch_runner
+
+    def spying(traced):
+        inner = traced if runner is None else runner(traced)
+
+        def run(*arguments):
+            seen.append(tf.config.experimental.tensor_float_32_execution_enabled())
+            return inner(*arguments)
+        return run
+
     before = tf.config.experimental.tensor_float_32_execution_enabled()
     tf.config.experimental.enable_tensor_float_32_execution(True)
+    training.set_epoch_runner(spying)
     try:
-        Trainer(Autoencoder(SMALL, [0]), Reconstruction(), tf.zeros((10, 8)), Adam())
-        assert not tf.config.experimental.tensor_float_32_execution_enabled()
+        trainer = Trainer(Autoencoder(SMALL, [0]), Reconstruction(), tf.zeros((10, 8)), Adam())
+        trainer.run_epoch(BatchSampler(10, 5, [0], "pretrain").next_epoch())
+        assert seen == [False] and tf.config.experimental.tensor_float_32_execution_enabled()
     finally:
+        training.set_epoch_runner(runner)
         tf.config.experimental.enable_tensor_float_32_execution(before)
 
 

@@ -9,11 +9,14 @@ import numpy as np
 import tensorflow as tf
 from sklearn.cluster import KMeans
 
-from dkm.autoencoder import Architecture, Autoencoder, PAPER_HIDDEN_SIZES, Products
+from sklearn.utils._param_validation import StrOptions
+
+from dkm.autoencoder import PAPER_HIDDEN_SIZES, PRODUCTS, Architecture, Autoencoder, Products
 from dkm.checkpoints import PhaseState, RunCheckpoints
+from dkm.methods.parameters import POSITIVE, POSITIVE_INT, parameter
 from dkm.progress import tqdm
 from dkm.training import (
-    DEFAULT_SAMPLER, Adam, BatchSampler, Layout, Objective, SamplerKind, Trainer,
+    DEFAULT_SAMPLER, SAMPLERS, Adam, BatchSampler, Layout, Objective, SamplerKind, Trainer,
     float32_products, xla_pays,
 )
 
@@ -24,24 +27,43 @@ EpochCallback = Callable[[int], "dict[str, np.ndarray] | None"]
 class LoopConfig:
     """Settings of the shared minibatch loop (the paper's values by default).
 
-    ``jit_compile``, ``layout`` (how stacked replicas run, by device when
-    None: :func:`dkm.training.default_layout`), ``progress`` and
-    ``checkpoints`` (where the phases save their state and resume from,
-    :class:`dkm.checkpoints.RunCheckpoints`; none by default) change how the
-    loop runs, not what it computes. ``precision`` changes what it computes:
-    the precision of the network's matrix products (:class:`dkm.autoencoder.Autoencoder`);
-    the epochs compile with XLA where ``jit_compile`` asks for it and
-    :func:`dkm.training.xla_pays` for the precision.
+    Each setting declared with :func:`dkm.methods.parameters.parameter` is a parameter of
+    every deep estimator too (:func:`dkm.methods.parameters.loop_parameters`): its entry
+    here is its one declaration. ``layout`` (how stacked replicas run, by device when
+    None: :func:`dkm.training.default_layout`) and ``checkpoints`` (where the phases save
+    their state and resume from, :class:`dkm.checkpoints.RunCheckpoints`; none by default)
+    are the protocol's. ``jit_compile``, ``layout``, ``progress`` and ``checkpoints`` change
+    how the loop runs, not what it computes; ``precision`` changes what it computes.
     """
 
-    batch_size: int = 256
-    learning_rate: float = 1e-3
-    sampler: SamplerKind = DEFAULT_SAMPLER
-    hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES
-    jit_compile: bool = True
-    precision: Products = "float32"
+    batch_size: int = parameter(256, [POSITIVE_INT], "int, default=256", convert=int,
+                                recorded=True)
+    learning_rate: float = parameter(
+        1e-3, [POSITIVE], """float, default=1e-3
+        Adam's learning rate (β = 0.9, 0.999; ε = 1e-8).""", convert=float, recorded=True)
+    sampler: SamplerKind = parameter(
+        DEFAULT_SAMPLER, [StrOptions(set(SAMPLERS))],
+        """{"permutation", "independent", "sequential"}, default="permutation"
+        Minibatch order: a permutation per epoch, the authors' independent
+        draws of each batch, or the data's stored order as in IDEC's Keras
+        code (see :class:`dkm.training.BatchSampler`).""", recorded=True)
+    hidden_sizes: tuple[int, ...] = parameter(
+        PAPER_HIDDEN_SIZES, ["array-like"], """tuple of int, default=(500, 500, 2000)
+        Encoder hidden layers; the decoder mirrors them.""", convert=tuple, recorded=True)
+    jit_compile: bool = parameter(
+        True, ["boolean"], """bool, default=True
+        Compile training epochs with XLA (where it pays for the precision:
+        :func:`dkm.training.xla_pays`).""", convert=bool)
+    precision: Products = parameter(
+        "float32", [StrOptions(set(PRODUCTS))], """{"float32", "bfloat16"}, default="float32"
+        Precision of the network's matrix products, in training and in
+        ``transform`` and ``predict``; weights, Adam's state and the
+        clustering stay float32 (:class:`dkm.autoencoder.Autoencoder`).
+        bfloat16 gives other numbers, and is faster only where the hardware
+        multiplies bfloat16 natively (CPUs with ``avx512_bf16`` or AMX).""")
     layout: Layout | None = None
-    progress: bool = True
+    progress: bool = parameter(True, ["boolean"], """bool, default=True
+        Show progress bars.""", convert=bool, identity=False)
     checkpoints: RunCheckpoints | None = field(default=None, compare=False)
 
     def architecture(self, input_dim: int, embedding_dim: int) -> Architecture:

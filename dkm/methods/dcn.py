@@ -36,8 +36,10 @@ from dkm.autoencoder import Autoencoder
 from dkm.losses import reconstruction_error, squared_euclidean
 from dkm.methods.common import scale_epochs
 from dkm.methods.dkm import initial_centers
-from dkm.methods.estimator import (BASELINE_CONSTRAINTS, NON_NEGATIVE, DeepClusteringEstimator,
+from dkm.methods.config import RunIdentity
+from dkm.methods.estimator import (BASELINE_CONSTRAINTS, DeepClusteringEstimator,
                                    or_variants, variant_epochs)
+from dkm.methods.parameters import NON_NEGATIVE
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS
 from dkm.methods.template import ClusteringObjective
 
@@ -187,6 +189,10 @@ class DCNConfig:
     initial_count: float = DCN_INITIAL_COUNT
     carry_optimizer_state: bool = True
 
+    #: What a run's record holds of it (:func:`dkm.methods.config.identity_params`).
+    IDENTITY: ClassVar[RunIdentity] = RunIdentity(
+        1, ("epochs", "pretrain_epochs", "kmeans_restarts", "initial_count",
+            "carry_optimizer_state"), renamed={"lam": "lambda"}, fixed={"distance": "euclidean"})
     phase = "DCN"
 
     @property

@@ -12,8 +12,9 @@ from dkm.annealing import Schedule, constant, paper_annealing
 from dkm.autoencoder import Autoencoder
 from dkm.losses import DISTANCES, dkm_clustering_term, get_distance, reconstruction_error
 from dkm.methods.common import kmeans_per_replica, scale_epochs
-from dkm.methods.estimator import (NON_NEGATIVE, DeepClusteringEstimator,
-                                   check_pretraining, or_variants)
+from dkm.methods.config import RunIdentity
+from dkm.methods.estimator import DeepClusteringEstimator, check_pretraining, or_variants
+from dkm.methods.parameters import NON_NEGATIVE
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS
 from dkm.methods.template import ClusteringObjective
 from dkm.training import embed
@@ -124,6 +125,10 @@ class DKMConfig:
     kmeans_restarts: int = 10
     carry_optimizer_state: bool = True
 
+    #: What a run's record holds of it (:func:`dkm.methods.config.identity_params`).
+    IDENTITY: ClassVar[RunIdentity] = RunIdentity(
+        1, ("schedule", "pretrain_epochs", "distance", "kmeans_restarts",
+            "carry_optimizer_state"), renamed={"lam": "lambda"})
     phase = "deep k-means"
 
     @property

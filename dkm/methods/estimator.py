@@ -14,7 +14,6 @@ import json
 import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from numbers import Integral, Real
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
@@ -22,67 +21,24 @@ import numpy as np
 from sklearn.base import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
                           TransformerMixin, _fit_context)
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dkm.autoencoder import PAPER_HIDDEN_SIZES, PRODUCTS
 from dkm.checkpoints import RunCheckpoints, code_version, run_key
 from dkm.losses import get_distance
 from dkm.methods.common import LoopConfig, MethodResult, nearest_center
 from dkm.methods.config import jsonable
+from dkm.methods.parameters import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT,
+                                    converted, declared, fill_docstring, loop_parameters,
+                                    parameter)
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained
 from dkm.methods.template import fit_deep_method
-from dkm.training import DEFAULT_SAMPLER, LAYOUTS, SAMPLERS, data_tensor, embed
+from dkm.training import LAYOUTS, data_tensor, embed
 
 _MAX_SEED = 2**31 - 1
 
-POSITIVE_INT = Interval(Integral, 1, None, closed="left")
-NON_NEGATIVE_INT = Interval(Integral, 0, None, closed="left")
-NON_NEGATIVE = Interval(Real, 0, None, closed="left")  # also excludes inf and nan
-POSITIVE = Interval(Real, 0, None, closed="neither")
-
-
-#: The documentation of the shared block of the loop's parameters: an estimator's docstring
-#: holds a line ``{loop_parameters}`` where it goes.
-LOOP_PARAMETERS_DOC = """\
-    hidden_sizes : tuple of int, default=(500, 500, 2000)
-        Encoder hidden layers; the decoder mirrors them.
-    embedding_dim : int, optional
-        Embedding size; defaults to ``n_clusters`` as in the paper.
-    batch_size : int, default=256
-    learning_rate : float, default=1e-3
-        Adam's learning rate (β = 0.9, 0.999; ε = 1e-8).
-    sampler : {"permutation", "independent", "sequential"}, default="permutation"
-        Minibatch order: a permutation per epoch, the authors' independent
-        draws of each batch, or the data's stored order as in IDEC's Keras
-        code (see :class:`dkm.training.BatchSampler`).
-    pretrained : Pretrained, optional
-        A pretraining to start from instead of computing one (variants with
-        pretraining): :func:`dkm.methods.pretraining.load_or_pretrain` for the
-        seed of ``random_state`` (or the seeds of :meth:`fit_seeds`), with
-        ``pretrain_epochs`` epochs and the same loop settings, as KMeans takes
-        an ``init`` array. The protocol shares one between its methods.
-    random_state : int, RandomState or None, default=None
-        Seed of the initialisation and the minibatch order. The same int on
-        the same data and machine gives identical results, bit for bit.
-    progress : bool, default=True
-        Show progress bars.
-    jit_compile : bool, default=True
-        Compile training epochs with XLA (where it pays for the precision:
-        :func:`dkm.training.xla_pays`).
-    precision : {"float32", "bfloat16"}, default="float32"
-        Precision of the network's matrix products, in training and in
-        ``transform`` and ``predict``; weights, Adam's state and the
-        clustering stay float32 (:class:`dkm.autoencoder.Autoencoder`).
-        bfloat16 gives other numbers, and is faster only where the hardware
-        multiplies bfloat16 natively (CPUs with ``avx512_bf16`` or AMX).
-    checkpoint_dir : str or path-like, optional
-        Where :meth:`fit` saves its training state, every five minutes and at
-        the end of each phase (:mod:`dkm.checkpoints`). Called again after an
-        interruption, on the same data with the same parameters, ``fit``
-        resumes from it and ends as if it had never stopped; the files are
-        removed once it has finished. Needs an int ``random_state``.
-"""
+__all__ = ["BASELINE_CONSTRAINTS", "DeepClusteringEstimator", "check_pretraining",
+           "or_variants", "variant_epochs"]
 
 
 def check_pretraining(variant: str, pretrain_epochs: int) -> int:
@@ -96,6 +52,7 @@ def check_pretraining(variant: str, pretrain_epochs: int) -> int:
 
 
 @dataclass(kw_only=True, eq=False, repr=False)
+@loop_parameters(LoopConfig)
 class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin,
                               BaseEstimator, ABC):
     """Shared machinery of the deep clustering estimators.
@@ -103,10 +60,11 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
     The parameters are declared once, as the fields of a dataclass whose
     ``__init__`` keeps them unchanged, as scikit-learn requires: here those
     every estimator has (``n_clusters``, the only positional one, ``variant``,
-    ``pretrain_epochs`` and the shared block of the loop: ``hidden_sizes``,
-    ``embedding_dim``, ``batch_size``, ``learning_rate``, ``sampler``,
-    ``pretrained``, ``random_state``, ``progress``, ``jit_compile``,
-    ``precision`` and ``checkpoint_dir``), in a subclass its own, keyword-only
+    ``pretrain_epochs``, the loop's settings, each declared once in
+    :class:`dkm.methods.common.LoopConfig`, and ``embedding_dim``, ``pretrained``,
+    ``random_state`` and ``checkpoint_dir``, declared here with
+    :func:`dkm.methods.parameters.parameter`: their constraints and docstring entries
+    come from that declaration), in a subclass its own, keyword-only
     (``@dataclass(kw_only=True, eq=False, repr=False)``: scikit-learn's
     equality and representation are kept). A subclass also declares the
     constraints of its own parameters (added to :attr:`_parameter_constraints`),
@@ -150,32 +108,29 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
     n_clusters: int = field(default=10, kw_only=False)
     variant: str = "p"
     pretrain_epochs: int = PAPER_PRETRAIN_EPOCHS
-    hidden_sizes: tuple[int, ...] = PAPER_HIDDEN_SIZES
-    embedding_dim: int | None = None
-    batch_size: int = 256
-    learning_rate: float = 1e-3
-    sampler: str = DEFAULT_SAMPLER
-    pretrained: Pretrained | None = None
-    random_state: int | np.random.RandomState | None = None
-    progress: bool = True
-    jit_compile: bool = True
-    precision: str = "float32"
-    checkpoint_dir: str | os.PathLike[str] | None = None
+    embedding_dim: int | None = parameter(None, [POSITIVE_INT, None], """int, optional
+        Embedding size; defaults to ``n_clusters`` as in the paper.""")
+    pretrained: Pretrained | None = parameter(None, [Pretrained, None], """Pretrained, optional
+        A pretraining to start from instead of computing one (variants with
+        pretraining): :func:`dkm.methods.pretraining.load_or_pretrain` for the
+        seed of ``random_state`` (or the seeds of :meth:`fit_seeds`), with
+        ``pretrain_epochs`` epochs and the same loop settings, as KMeans takes
+        an ``init`` array. The protocol shares one between its methods.""")
+    random_state: int | np.random.RandomState | None = parameter(
+        None, ["random_state"], """int, RandomState or None, default=None
+        Seed of the initialisation and the minibatch order. The same int on
+        the same data and machine gives identical results, bit for bit.""")
+    checkpoint_dir: str | os.PathLike[str] | None = parameter(
+        None, [str, os.PathLike, None], """str or path-like, optional
+        Where :meth:`fit` saves its training state, every five minutes and at
+        the end of each phase (:mod:`dkm.checkpoints`). Called again after an
+        interruption, on the same data with the same parameters, ``fit``
+        resumes from it and ends as if it had never stopped; the files are
+        removed once it has finished. Needs an int ``random_state``.""")
 
     _parameter_constraints: ClassVar[dict] = {
         "n_clusters": [POSITIVE_INT],
-        "hidden_sizes": ["array-like"],
-        "embedding_dim": [POSITIVE_INT, None],
-        "batch_size": [POSITIVE_INT],
-        "learning_rate": [POSITIVE],
-        "sampler": [StrOptions(set(SAMPLERS))],
-        "pretrained": [Pretrained, None],
-        "random_state": ["random_state"],
-        "progress": ["boolean"],
-        "jit_compile": ["boolean"],
-        "precision": [StrOptions(set(PRODUCTS))],
         "pretrain_epochs": [NON_NEGATIVE_INT],
-        "checkpoint_dir": [str, os.PathLike, None],
     }
 
     #: The configuration class of the method (:class:`dkm.methods.template.DeepMethodConfig`).
@@ -185,8 +140,7 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.__doc__ and "    {loop_parameters}\n" in cls.__doc__:
-            cls.__doc__ = cls.__doc__.replace("    {loop_parameters}\n", LOOP_PARAMETERS_DOC)
+        fill_docstring(cls)  # the shared parameters, at the docstring's {loop_parameters}
 
     @abstractmethod
     def _variant_fields(self) -> dict[str, Any]:
@@ -240,12 +194,9 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
             raise ValueError(f"{cls.__name__} trains a {cls._config_class.__name__}, "
                              f"got {type(config).__name__}")
         fields = {name: getattr(config, name) for name in cls._config_parameters()}
-        estimator = cls(
-            n_clusters, variant=variant, **fields, hidden_sizes=tuple(loop.hidden_sizes),
-            batch_size=loop.batch_size, learning_rate=loop.learning_rate, sampler=loop.sampler,
-            pretrained=pretrained, random_state=random_state,
-            progress=loop.progress, jit_compile=loop.jit_compile, precision=loop.precision,
-        )
+        settings = {f.name: getattr(loop, f.name) for f in declared(cls._loop_class)}
+        estimator = cls(n_clusters, variant=variant, **fields, **settings,
+                        pretrained=pretrained, random_state=random_state)
         estimator._validate_params()
         trained = estimator._config()
         if trained != config:
@@ -296,16 +247,9 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         return int(check_random_state(self.random_state).randint(_MAX_SEED))
 
     def _loop(self, layout: str | None = None) -> LoopConfig:
-        return LoopConfig(
-            batch_size=int(self.batch_size),
-            learning_rate=float(self.learning_rate),
-            sampler=self.sampler,
-            hidden_sizes=tuple(self.hidden_sizes),
-            jit_compile=bool(self.jit_compile),
-            precision=self.precision,
-            layout=layout,
-            progress=bool(self.progress),
-        )
+        """The loop's settings: each declared setting from the parameter of its name."""
+        values = {f.name: getattr(self, f.name) for f in declared(self._loop_class)}
+        return self._loop_class(**converted(self._loop_class, values), layout=layout)
 
     def _fit_checkpoints(self, X: np.ndarray) -> RunCheckpoints | None:
         """The checkpoints of :meth:`fit` in ``checkpoint_dir``, named by what decides the
@@ -321,9 +265,8 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         run = {
             "estimator": type(self).__name__, "seed": int(self.random_state),
             "config": jsonable(self._config()), "embedding_dim": self.embedding_dim,
-            "loop": {"batch_size": loop.batch_size, "learning_rate": loop.learning_rate,
-                     "sampler": loop.sampler, "hidden_sizes": list(loop.hidden_sizes),
-                     "jit_compile": loop.jit_compile, "precision": loop.precision},
+            "loop": {f.name: jsonable(getattr(loop, f.name))
+                     for f in declared(type(loop)) if f.metadata["identity"]},
             "data": [list(X.shape), hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()],
             "pretrained": None if self.pretrained is None else self.pretrained.fingerprint(0),
         }

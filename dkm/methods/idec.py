@@ -41,8 +41,9 @@ from dkm.losses import (
     target_distribution,
 )
 from dkm.methods.common import kmeans_per_replica, scale_epochs
-from dkm.methods.estimator import (BASELINE_CONSTRAINTS, NON_NEGATIVE, POSITIVE_INT,
-                                   DeepClusteringEstimator, variant_epochs)
+from dkm.methods.config import RunIdentity
+from dkm.methods.estimator import BASELINE_CONSTRAINTS, DeepClusteringEstimator, variant_epochs
+from dkm.methods.parameters import NON_NEGATIVE, POSITIVE_INT
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS
 from dkm.methods.template import ClusteringObjective
 from dkm.training import embed
@@ -195,6 +196,10 @@ class IDECConfig:
         if not isinstance(self.update_interval, (int, np.integer)) or self.update_interval < 1:
             raise ValueError(f"update_interval must be a positive integer, got {self.update_interval!r}")
 
+    #: What a run's record holds of it (:func:`dkm.methods.config.identity_params`).
+    IDENTITY: ClassVar[RunIdentity] = RunIdentity(
+        1, ("gamma", "epochs", "pretrain_epochs", "update_interval", "tol", "kmeans_restarts",
+            "reconstruction", "carry_optimizer_state"), fixed={"distance": "euclidean"})
     phase = "IDEC"
 
     @property

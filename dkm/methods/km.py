@@ -9,11 +9,12 @@ starting point.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
 from dkm.methods.common import LoopConfig, MethodResult, kmeans_per_replica, scale_epochs
+from dkm.methods.config import RunIdentity
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained, initial_network
 from dkm.training import data_tensor, embed
 
@@ -29,6 +30,10 @@ class KMConfig:
     """
 
     kmeans_restarts: int = 10
+
+    #: What a run's record holds of it (:func:`dkm.methods.config.identity_params`).
+    IDENTITY: ClassVar[RunIdentity] = RunIdentity(1, ("kmeans_restarts",),
+                                                  fixed={"distance": "euclidean"})
 
     def scaled(self, factor: float) -> "KMConfig":
         """The same configuration: KM has no epochs to scale."""
@@ -49,6 +54,10 @@ class AEKMConfig:
 
     pretrain_epochs: int = PAPER_PRETRAIN_EPOCHS
     kmeans_restarts: int = 10
+
+    #: What a run's record holds of it (:func:`dkm.methods.config.identity_params`).
+    IDENTITY: ClassVar[RunIdentity] = RunIdentity(1, ("pretrain_epochs", "kmeans_restarts"),
+                                                  fixed={"distance": "euclidean"})
 
     def __post_init__(self) -> None:
         if self.pretrain_epochs < 1:

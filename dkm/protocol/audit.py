@@ -17,16 +17,18 @@ import dataclasses
 import os
 import tempfile
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from dkm.reproducibility.arithmetic import recorded_intra_op_threads
 from dkm.protocol import registry
 from dkm.protocol.environment import version_differences
-from dkm.protocol.experiments import (configure, data_fingerprint, fit_methods, run_params,
-                                      run_seeds)
+from dkm.protocol.experiments import (configure, data_fingerprint, fit_methods,
+                                      recorded_loop_settings, run_params, run_seeds)
 from dkm.protocol.results import config_hash
 
-__all__ = ["Audit", "LAST_BITS", "rerun", "refit", "audit_record", "differences"]
+__all__ = ["Audit", "LAST_BITS", "rerun", "refit", "audit_record", "differences",
+           "rebuilt_hash"]
 
 Verdict = Literal["same", "last bits", "different"]
 #: The largest relative difference of two scores that differ only in their last bits.
@@ -99,7 +101,8 @@ def _changed_fields(record: Mapping[str, Any], dataset: Any, loop: Any) -> dict[
     params = record["params"]
     tradeoff = params.get(entry.tradeoff) if entry.tradeoff else None
     config = configure(record["method"], dataset, tradeoff, params["scale"])
-    default = run_params(record["method"], config, loop, params["scale"], data_fingerprint(dataset))
+    default = run_params(record["method"], config, loop, params["scale"],
+                         params["data_fingerprint"], _arithmetic(params))
     changed = {}
     for name, value in params.items():
         if default.get(name) != value:
@@ -117,29 +120,53 @@ class _Run:
     overrides: dict[str, Any]
 
 
-def _rebuilt(record: Mapping[str, Any], dataset: Any) -> _Run:
-    """The run of ``record`` rebuilt from its fields, checked against its configuration hash."""
+def _arithmetic(params: Mapping[str, Any]) -> str:
+    """The arithmetic a record's parameters name (none: the native one)."""
+    return params.get("arithmetic", "native")
+
+
+def rebuilt_hash(record: Mapping[str, Any], dataset: Any = None) -> str:
+    """The configuration hash of the run that the protocol builds from ``record``'s fields.
+
+    What an audit reruns: equal to the record's ``config_hash`` when the package still
+    builds that run (its configuration, :class:`dkm.methods.config.RunIdentity`, and its
+    loop's recorded settings). ``dataset`` is the record's data, or (None) a stand-in of
+    its name whose fingerprint is the record's.
+    """
+    return _rebuild(record, dataset)[1]
+
+
+def _rebuild(record: Mapping[str, Any], dataset: Any) -> tuple[_Run, str]:
     from dkm.methods.common import LoopConfig
+    from dkm.methods.parameters import converted
 
     params = record["params"]
-    if data_fingerprint(dataset) != params["data_fingerprint"]:
+    if dataset is None:
+        dataset = SimpleNamespace(name=record["dataset"], n_samples=0)
+    elif data_fingerprint(dataset) != params["data_fingerprint"]:
         raise ValueError(f"{dataset.name}: not the data of the record (fingerprint "
                          f"{data_fingerprint(dataset)}, the record's {params['data_fingerprint']})")
-    loop = LoopConfig(batch_size=params["batch_size"], learning_rate=params["learning_rate"],
-                      sampler=params["sampler"], hidden_sizes=tuple(params["hidden_sizes"]),
+    recorded = {name: params[name] for name in recorded_loop_settings(LoopConfig())}
+    loop = LoopConfig(**converted(LoopConfig, recorded),
                       precision=params.get("precision", "float32"), progress=False)
     entry = registry.get(record["method"])
     changed = _changed_fields(record, dataset, loop)
     tradeoff = params.get(entry.tradeoff) if entry.tradeoff else None
     overrides = {k: v for k, v in changed.items() if k != entry.tradeoff}
     config = configure(record["method"], dataset, tradeoff, params["scale"], overrides)
-    rebuilt = config_hash(dataset.name, record["method"], record["seed"],
+    rebuilt = config_hash(record["dataset"], record["method"], record["seed"],
                           run_params(record["method"], config, loop, params["scale"],
-                                     data_fingerprint(dataset)))
+                                     params["data_fingerprint"], _arithmetic(params)))
+    return _Run(loop, tradeoff, overrides), rebuilt
+
+
+def _rebuilt(record: Mapping[str, Any], dataset: Any) -> _Run:
+    """The run of ``record`` rebuilt from its fields, checked against its configuration hash."""
+    run, rebuilt = _rebuild(record, dataset)
     if rebuilt != record["config_hash"]:
         raise ValueError(f"cannot rebuild the run of {record['config_hash'][:12]} from its fields "
                          f"(the rebuilt one hashes to {rebuilt[:12]})")
-    return _Run(loop, tradeoff, overrides)
+    return run
 
 
 def rerun(record: Mapping[str, Any], dataset: Any) -> dict[str, Any]:

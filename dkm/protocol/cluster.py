@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 from dkm.data import Dataset
 from dkm.protocol import registry
-from dkm.protocol.experiments import Cell, Piece, run_piece
+from dkm.protocol.experiments import GridCell, Piece, run_piece
 from dkm.protocol.results import ResultsStore
 
 #: How often Dask runs a piece again after it failed (a worker that died included).
@@ -126,7 +126,7 @@ def _dataset(dataset: Dataset) -> Dataset:
     return dataset
 
 
-def _run_piece(dataset: Dataset, cell: Cell, seeds: tuple[int, ...], scale: float, loop: Any,
+def _run_piece(dataset: Dataset, cell: GridCell, seeds: tuple[int, ...], scale: float, loop: Any,
                cache_dir: str, seeds_per_batch: int | None, checkpoint_dir: str | None,
                plugins: tuple[str, ...]) -> list[dict[str, Any]]:
     """The task a worker runs: every record of a piece, the methods of ``plugins`` known."""

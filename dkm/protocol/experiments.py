@@ -28,7 +28,7 @@ import numpy as np
 from dkm.reproducibility.arithmetic import Arithmetic, current_arithmetic
 from dkm.checkpoints import RunCheckpoints, run_key
 from dkm.data import Dataset, load, paper_dataset
-from dkm.methods.config import jsonable, unrecorded_defaults, with_overrides
+from dkm.methods.config import RunIdentity, identity_params, jsonable, with_overrides
 from dkm.metrics import evaluate
 from dkm.protocol import paper, registry
 from dkm.protocol.paper import TRADEOFF_GRID
@@ -108,31 +108,44 @@ def run_params(method: str, config: Any, loop: Any, scale: float,
                fingerprint: str, arithmetic: Arithmetic | None = None) -> dict[str, Any]:
     """The hyperparameters recorded with a run (and hashed to identify it).
 
-    A network's products in bfloat16 are recorded as ``precision``; float32, the
+    The configuration's fields its class declares (:class:`dkm.methods.config.RunIdentity`),
+    the loop's recorded settings (:func:`recorded_loop_settings`), the scale and the data's
+    fingerprint. A network's products in bfloat16 are recorded as ``precision``; float32, the
     default, is not written. A run in the reproducible arithmetic (``arithmetic``; by
     default this process's, :func:`dkm.reproducibility.arithmetic.current_arithmetic`) is recorded as
     ``arithmetic``: ``"reproducible"``; the native arithmetic, the older records', is
     not written.
     """
     entry = registry.get(method)
-    params = jsonable(config)
-    for name in unrecorded_defaults(config):
-        del params[name]
-    params.pop("lam", None)
-    params.pop("gamma", None)
-    if entry.tradeoff is not None:
-        params[entry.tradeoff] = getattr(config, entry.config_field)
-    params.update(
-        batch_size=loop.batch_size, learning_rate=loop.learning_rate, sampler=loop.sampler,
-        hidden_sizes=list(loop.hidden_sizes), scale=scale, data_fingerprint=fingerprint,
-    )
-    params.setdefault("distance", "euclidean")
+    params = identity_params(config, _undeclared_identity(config, entry))
+    params.update(recorded_loop_settings(loop), scale=scale, data_fingerprint=fingerprint)
     if entry.embedding and loop.precision != "float32":  # float32's hashes are the older runs'
         params["precision"] = loop.precision
     arithmetic = arithmetic or current_arithmetic()
     if arithmetic != "native":  # the native arithmetic's hashes are the older runs'
         params["arithmetic"] = arithmetic
     return params
+
+
+def _undeclared_identity(config: Any, entry: registry.Method) -> RunIdentity:
+    """What the record of a configuration whose class declares no ``IDENTITY`` (a plugin's)
+    holds: every field, the trade-off under its name, and the Euclidean distance unless
+    the configuration names one."""
+    switches = {f.name for f in dataclasses.fields(config)
+                if f.metadata.get("recorded_when_set")}
+    names = tuple(f.name for f in dataclasses.fields(config)
+                  if f.name not in switches and f.name != entry.config_field)
+    renamed = {entry.config_field: entry.tradeoff} if entry.tradeoff is not None else {}
+    return RunIdentity(0, names, renamed, {"distance": "euclidean"})
+
+
+def recorded_loop_settings(loop: Any) -> dict[str, Any]:
+    """The loop's settings that a record holds (those declared ``recorded``,
+    :func:`dkm.methods.parameters.parameter`), as JSON values."""
+    from dkm.methods.parameters import declared
+
+    return {f.name: jsonable(getattr(loop, f.name))
+            for f in declared(type(loop)) if f.metadata["recorded"]}
 
 
 def data_fingerprint(dataset: Dataset) -> str:
@@ -253,7 +266,7 @@ def _shared_pretraining(dataset, seeds, config, loop, cache_dir):
 
 
 @dataclass(frozen=True)
-class Cell:
+class GridCell:
     """One (method, trade-off) combination of a grid, run for several seeds."""
 
     method: str
@@ -262,7 +275,7 @@ class Cell:
 
 
 def grid_cells(methods: Iterable[str], dataset: str, lambda_search: bool,
-               overrides: dict[str, Any] | None = None) -> list[Cell]:
+               overrides: dict[str, Any] | None = None) -> list[GridCell]:
     """The cells of a grid: the paper's λ/γ (or the one ``overrides`` sets), or every value of
     the line search."""
     overrides = overrides or {}
@@ -271,12 +284,12 @@ def grid_cells(methods: Iterable[str], dataset: str, lambda_search: bool,
     for method in methods:
         entry = registry.get(method)
         if entry.tradeoff is None:
-            cells.append(Cell(method, None, frozen))
+            cells.append(GridCell(method, None, frozen))
         elif lambda_search:
-            cells.extend(Cell(method, value, frozen) for value in TRADEOFF_GRID)
+            cells.extend(GridCell(method, value, frozen) for value in TRADEOFF_GRID)
         else:
             value = overrides.get(entry.config_field, default_tradeoff(method, dataset))
-            cells.append(Cell(method, value, frozen))
+            cells.append(GridCell(method, value, frozen))
     return cells
 
 
@@ -290,7 +303,7 @@ class Piece:
     """
 
     dataset: Dataset
-    cell: Cell
+    cell: GridCell
     seeds: tuple[int, ...]
 
     def batches(self, size: int | None) -> list["Piece"]:
@@ -340,7 +353,7 @@ def run_piece(piece: Piece, *, scale: float, loop: Any,
                         checkpoint_dir=checkpoint_dir)
 
 
-def _cell_hashes(data: Dataset, cell: Cell, seeds: Sequence[int], scale: float,
+def _cell_hashes(data: Dataset, cell: GridCell, seeds: Sequence[int], scale: float,
                  loop: Any) -> dict[int, str]:
     """The configuration hash of a cell's run for each seed."""
     config = configure(cell.method, data, cell.tradeoff, scale, dict(cell.overrides))
@@ -348,7 +361,7 @@ def _cell_hashes(data: Dataset, cell: Cell, seeds: Sequence[int], scale: float,
     return {int(s): config_hash(data.name, cell.method, int(s), params) for s in seeds}
 
 
-def _missing_seeds(done: Collection[str], data: Dataset, cell: Cell, seeds: Sequence[int],
+def _missing_seeds(done: Collection[str], data: Dataset, cell: GridCell, seeds: Sequence[int],
                    scale: float, loop: Any) -> list[int]:
     return [s for s, run in _cell_hashes(data, cell, seeds, scale, loop).items() if run not in done]
 

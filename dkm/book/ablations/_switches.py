@@ -34,7 +34,7 @@ from dkm.methods.common import MethodResult
 from dkm.methods.config import RECORDED_WHEN_SET
 from dkm.methods.dcn import DCN, DCN_INITIAL_COUNT, DCN_VARIANTS, DCNConfig, DCNObjective
 from dkm.methods.dkm import DeepKMeans, DKMConfig, DKMObjective, initial_centers
-from dkm.methods.estimator import NON_NEGATIVE, POSITIVE
+from dkm.methods.parameters import NON_NEGATIVE, POSITIVE
 from dkm.training import embed
 
 #: The clustering term: the paper's soft assignment, or its hard limit.

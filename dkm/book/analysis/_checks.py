@@ -72,13 +72,13 @@ def every_rerun(results_dir: str | Path, benchmarks_dir: str | Path,
     the one table from which every page reads how far reruns move.
 
     :func:`reruns` of a results folder's native full-scale records
-    (:func:`dkm.protocol.results.every_full_scale_record`) and of their reruns among
+    (:func:`dkm.protocol.results.full_scale_records` of every store) and of their reruns among
     :func:`reruns_apart`. A rerun of a record made in the reproducible arithmetic is its
     audit (:func:`audits`), kept out: the two arithmetics are never mixed in one table.
     """
-    from dkm.protocol.results import every_full_scale_record, record_arithmetic
+    from dkm.protocol.results import full_scale_records, record_arithmetic
 
-    records = [record for record in every_full_scale_record(results_dir)
+    records = [record for record in full_scale_records(results_dir, every=True)
                if record_arithmetic(record) == "native"]
     runs = {record["config_hash"] for record in records}
     return reruns(records, [rerun for rerun in reruns_apart(results_dir, benchmarks_dir)

@@ -120,7 +120,7 @@ def compute(results_dir: str | os.PathLike[str]) -> pd.DataFrame:
     """Every full-scale record of a results folder, once, with what its run cost: the one
     table from which every page reads the compute.
 
-    The records of every store of the folder (:func:`dkm.protocol.results.all_stores`; the
+    The records of every store of the folder (:func:`dkm.protocol.results.every_store`; the
     audits' reruns are not records), each in the store that holds it, since a results folder
     keeps one record of each run.
 
@@ -133,11 +133,11 @@ def compute(results_dir: str | os.PathLike[str]) -> pd.DataFrame:
         folder), ``dataset``, ``method``, ``seed``, ``seconds`` (its ``wall_time_s``) and
         ``device`` (its provenance's).
     """
-    from dkm.protocol.results import ResultsStore, all_stores, is_full_scale
+    from dkm.protocol.results import ResultsStore, every_store, is_full_scale
 
     folder = Path(results_dir)
     rows = []
-    for store in all_stores(folder):
+    for store in every_store(folder):
         inside = store.relative_to(folder).parts
         kind = (_STORE_KINDS.get(inside[0], inside[0]) if len(inside) > 1
                 else "λ search" if store.stem.endswith("-lambda") else "protocol")

@@ -50,7 +50,7 @@ __all__ = [
     "TRADEOFF_GRID",
     "METHOD_LABELS",
     "DATASET_LABELS",
-    "DISTANCES",
+    "DISTANCE_SUFFIXES",
     "TABLE_KEYS",
     "ModelRef",
     "model_label",
@@ -85,7 +85,7 @@ DATASET_LABELS: Mapping[str, str] = MappingProxyType(PAPER_LABELS)
 AUTOENCODER_LABEL = "AE"
 
 #: Clustering distance f -> the suffix of the supplement's labels (``DKM^a_ce``).
-DISTANCES: Mapping[str, str] = MappingProxyType({"euclidean": "ee", "cosine": "ce"})
+DISTANCE_SUFFIXES: Mapping[str, str] = MappingProxyType({"euclidean": "ee", "cosine": "ce"})
 
 #: Short table names used across the package -> table names in the JSON file.
 TABLE_KEYS: Mapping[str, str] = MappingProxyType(
@@ -104,7 +104,7 @@ _KMEANS_SUFFIX = " + KM"
 # a method, its superscript, a qualifier in parentheses ("DCN^np (authors)"), a distance suffix
 _LABEL_PATTERN = re.compile(
     r"^(?P<base>[A-Z-]+(?:\^[a-z]+)?(?: \([a-z][a-z' ]*\))?)(?:_(?P<suffix>[a-z]+))?$")
-_DISTANCE_BY_SUFFIX = MappingProxyType({suffix: name for name, suffix in DISTANCES.items()})
+_DISTANCE_BY_SUFFIX = MappingProxyType({suffix: name for name, suffix in DISTANCE_SUFFIXES.items()})
 
 
 def _method_ids() -> dict[str, str]:
@@ -163,9 +163,9 @@ def model_label(
         raise ValueError(f"unknown method {method!r}; expected one of {sorted(METHOD_LABELS)}")
     label = METHOD_LABELS[method]
     if distance is not None:
-        if distance not in DISTANCES:
-            raise ValueError(f"unknown distance {distance!r}; expected one of {sorted(DISTANCES)}")
-        label = f"{label}_{DISTANCES[distance]}"
+        if distance not in DISTANCE_SUFFIXES:
+            raise ValueError(f"unknown distance {distance!r}; expected one of {sorted(DISTANCE_SUFFIXES)}")
+        label = f"{label}_{DISTANCE_SUFFIXES[distance]}"
     return label + _KMEANS_SUFFIX if kmeans_on_embedding else label
 
 

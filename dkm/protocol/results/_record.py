@@ -1,10 +1,9 @@
-"""Run records and the JSON Lines store that keeps them.
+"""A run's record: its schema, its configuration hash, its validation and its flat form.
 
 Every run of the protocol (one method, one dataset, one seed, one set of
-hyperparameters) produces one *record*, a plain JSON object. A
-:class:`ResultsStore` appends records to a JSON Lines file, one record per
-line, and reads them back; :mod:`dkm.book.tables` turns them into the paper's
-tables.
+hyperparameters) produces one *record*, a plain JSON object; a store keeps them
+(:class:`dkm.protocol.results.ResultsStore`), and :mod:`dkm.book.tables` turns them
+into the paper's tables.
 
 Record schema (version 1)
 -------------------------
@@ -79,75 +78,21 @@ Record schema (version 1)
 
 Only finite numbers are accepted (no NaN or infinity), so every line is
 standard JSON.
-
-Crash safety
-------------
-:meth:`ResultsStore.append` writes a whole line with one ``write`` call on a
-file opened in append mode, then flushes it to disk with ``os.fsync``; where
-``fcntl`` exists it holds an exclusive ``flock`` meanwhile, so concurrent
-appenders do not interleave. A crash can therefore at worst leave a
-truncated *last* line. The next append notices that the file does not end
-with a newline and starts on a fresh line, and :meth:`ResultsStore.records`
-warns about the broken line and skips it.
 """
-
 from __future__ import annotations
 
 import hashlib
 import json
 import math
-import os
-import warnings
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from numbers import Real
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from dkm.reproducibility.arithmetic import ARITHMETICS, Arithmetic, recorded_arithmetic
 from dkm.protocol import paper, registry
-
-try:
-    import fcntl
-except ImportError:  # Windows: appends are not locked against each other.
-    fcntl = None
-
-__all__ = [
-    "SCHEMA_VERSION",
-    "SPLITS",
-    "METRICS",
-    "DISTANCES",
-    "COLUMNS",
-    "config_hash",
-    "new_record",
-    "record_arithmetic",
-    "validate_record",
-    "records_to_dataframe",
-    "record_label",
-    "ResultsStore",
-    "result_stores",
-    "results_folder",
-    "all_stores",
-    "held_runs",
-    "duplicate_runs",
-    "check_store_arithmetic",
-    "AUDITS",
-    "STORE_FOLDERS",
-    "store_path",
-    "store_records",
-    "single_arithmetic",
-    "protocol_stores",
-    "record_scale",
-    "score_column",
-    "is_full_scale",
-    "full_scale_records",
-    "full_scale_records_by_store",
-    "every_full_scale_record",
-]
+from dkm.reproducibility.arithmetic import ARITHMETICS, Arithmetic, recorded_arithmetic
 
 #: Version of the record layout documented above.
 SCHEMA_VERSION = 1
@@ -156,7 +101,7 @@ SPLITS = ("validation", "test")
 #: Metric names inside a split.
 METRICS = ("acc", "nmi", "ari")
 #: Clustering distances a record may name in ``params["distance"]``.
-DISTANCES = ("euclidean", "cosine")
+DISTANCE_NAMES = ("euclidean", "cosine")
 
 _REQUIRED = {
     "schema": int,
@@ -330,9 +275,9 @@ def _check_params(params: Mapping[str, Any], method: str) -> None:
             raise ValueError(f"params[{key!r}] must be a positive number, got {params[key]!r}")
     if tradeoffs and method in registry.METHODS and registry.get(method).tradeoff is None:
         raise ValueError(f"method {method!r} takes no {tradeoffs[0]!r}")
-    if params.get("distance", DISTANCES[0]) not in DISTANCES:
+    if params.get("distance", DISTANCE_NAMES[0]) not in DISTANCE_NAMES:
         raise ValueError(
-            f"params['distance'] must be one of {DISTANCES}, got {params['distance']!r}"
+            f"params['distance'] must be one of {DISTANCE_NAMES}, got {params['distance']!r}"
         )
     if "scale" in params and not (_is_number(params["scale"]) and params["scale"] > 0):
         raise ValueError(f"params['scale'] must be a positive number, got {params['scale']!r}")
@@ -461,7 +406,7 @@ def _flat_record(record: Mapping[str, Any]) -> dict[str, Any]:
         "dataset": record["dataset"],
         "method": record["method"],
         "seed": record["seed"],
-        "distance": params.get("distance", DISTANCES[0]),
+        "distance": params.get("distance", DISTANCE_NAMES[0]),
         "tradeoff_name": name,
         "tradeoff": math.nan if name is None else float(params[name]),
         "scale": float(params.get("scale", math.nan)),
@@ -508,309 +453,9 @@ def record_label(record: Mapping[str, Any]) -> str:
     >>> record_label({"method": "dkm-a", "params": {}})
     'DKM^a'
     """
-    distance = record["params"].get("distance", DISTANCES[0])
+    distance = record["params"].get("distance", DISTANCE_NAMES[0])
     return paper.model_label(record["method"],
-                             distance=None if distance == DISTANCES[0] else distance)
-
-
-class ResultsStore:
-    """An append-only JSON Lines file of run records.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file; it and its parent directories are created on the first
-        append.
-
-    Examples
-    --------
-    >>> store = ResultsStore("results/usps.jsonl")          # doctest: +SKIP
-    >>> if not store.contains(record["config_hash"]):        # doctest: +SKIP
-    ...     store.append(record)
-    """
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-
-    def __repr__(self) -> str:
-        return f"ResultsStore({str(self.path)!r})"
-
-    @contextmanager
-    def _locked_append_fd(self) -> Iterator[int]:
-        """An append-mode descriptor of the file, exclusively locked if possible."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            yield fd
-        finally:
-            os.close(fd)  # closing releases the lock
-
-    @staticmethod
-    def _ends_with_newline(fd: int) -> bool:
-        """True for an empty file or one whose last byte is a newline."""
-        size = os.fstat(fd).st_size
-        return size == 0 or os.pread(fd, 1, size - 1) == b"\n"
-
-    def append(self, record: Mapping[str, Any]) -> None:
-        """Validate a record and append it as one line, flushed to disk.
-
-        If the file ends with a truncated line (a crash during an earlier
-        append), the record starts on a new line so that the broken fragment
-        stays on a line of its own.
-
-        Raises
-        ------
-        ValueError
-            If the record does not follow the schema (:func:`validate_record`).
-        """
-        validate_record(record)
-        line = json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
-        with self._locked_append_fd() as fd:
-            data = line.encode("utf-8")
-            if not self._ends_with_newline(fd):
-                data = b"\n" + data
-            view = memoryview(data)
-            while view:  # one write for a regular file; loop only on a short write
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-
-    def _parse(self, number: int, line: bytes) -> dict[str, Any] | None:
-        """The record on a line, or None (with a warning) when it is unusable."""
-        try:
-            record = json.loads(line)
-            validate_record(record, declared=False)
-        except ValueError as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-            warnings.warn(
-                f"{self.path}:{number}: skipping an unreadable record ({error})",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            return None
-        return record
-
-    def records(self) -> list[dict[str, Any]]:
-        """Every valid record, in file order, whatever the process imported before.
-
-        A line that is not valid JSON (typically the truncated last line of a
-        crashed append) or not a valid record is skipped with a
-        ``RuntimeWarning`` that names the file and the line number. Blank
-        lines are ignored. A missing file holds no records.
-
-        A record of a method nobody declared (:data:`dkm.protocol.registry.METHODS`:
-        a plugin's, read without the plugin) is valid: it is kept, and one
-        ``RuntimeWarning`` per read names those methods and counts their
-        records. The tables (:func:`dkm.book.tables.build`), which label rows
-        by the registry, leave such records out.
-        """
-        if not self.path.exists():
-            return []
-        records = []
-        for number, line in enumerate(self.path.read_bytes().split(b"\n"), start=1):
-            record = self._parse(number, line) if line.strip() else None
-            if record is not None:
-                records.append(record)
-        undeclared = Counter(r["method"] for r in records if r["method"] not in registry.METHODS)
-        if undeclared:
-            methods = ", ".join(f"{method} ({count})" for method, count in undeclared.items())
-            warnings.warn(
-                f"{self.path}: {undeclared.total()} "
-                f"record{'' if undeclared.total() == 1 else 's'} of methods nobody declared, kept "
-                f"(the tables leave them out): {methods}; declare them with --plugin MODULE "
-                f"or an entry point of the group {registry.ENTRY_POINT_GROUP}",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-        return records
-
-    def completed_hashes(self) -> set[str]:
-        """The ``config_hash`` of every valid record."""
-        return {record["config_hash"] for record in self.records()}
-
-    def contains(self, config_hash: str) -> bool:
-        """True if a valid record with this ``config_hash`` is stored."""
-        return config_hash in self.completed_hashes()
-
-    def to_dataframe(self) -> pd.DataFrame:
-        """The records as a flat DataFrame (see :func:`records_to_dataframe`)."""
-        return records_to_dataframe(self.records())
-
-    def arithmetics(self) -> set[Arithmetic]:
-        """The arithmetics of its records (:func:`record_arithmetic`); empty for no record."""
-        return {record_arithmetic(record) for record in self.records()}
-
-
-def check_store_arithmetic(store: ResultsStore, arithmetic: Arithmetic) -> None:
-    """Refuse to add runs of ``arithmetic`` to a store whose records are of another.
-
-    A store holds the runs of one arithmetic: the same configuration in the two would
-    otherwise sit side by side as two sets of numbers for one table.
-
-    Raises
-    ------
-    ValueError
-        Naming the store's arithmetic and how to run in it, or to choose another store.
-    """
-    others = sorted(store.arithmetics() - {arithmetic})
-    if others:
-        option = "--native" if others == ["native"] else "--reproducible"
-        raise ValueError(f"{store.path} holds runs made in the {' and '.join(others)} "
-                         f"arithmetic, and this process runs in the {arithmetic} one: run in the "
-                         f"store's arithmetic ({option} on the command line, dkm.reproducibility.arithmetic in "
-                         "Python) or give another results store")
-
-
-def result_stores(folder: str | os.PathLike[str]) -> list[Path]:
-    """The stores of a results folder, sorted by path.
-
-    Parameters
-    ----------
-    folder : str or os.PathLike
-        A results folder laid out as ``results/`` is: the protocol's stores
-        and the line searches' as ``<name>.jsonl``, the ablation studies' as
-        ``ablations/<study>.jsonl``.
-
-    Returns
-    -------
-    list of pathlib.Path
-        ``folder/*.jsonl`` then ``folder/ablations/*.jsonl``; empty when the
-        folder does not exist.
-    """
-    folder = Path(folder)
-    return sorted(folder.glob("*.jsonl")) + sorted(folder.glob("ablations/*.jsonl"))
-
-
-#: The folders of a results folder that hold stores of their own kind: the ablation studies',
-#: the authors' code's, the bfloat16 runs', the native arithmetic's where the protocol's
-#: stores are in the reproducible one.
-STORE_FOLDERS = ("ablations", "authors-code", "bfloat16", "native", "reproducible")
-#: The folder of a results folder that holds the audits of its records: reruns, never records.
-AUDITS = "audits"
-
-
-def results_folder(store: str | os.PathLike[str]) -> Path:
-    """The results folder a store belongs to: its folder, or the first folder above it that is
-    not one of :data:`STORE_FOLDERS` (``results/ablations/alpha.jsonl`` and
-    ``results/reproducible/ablations/alpha.jsonl``: ``results``)."""
-    parent = Path(store).parent
-    while parent.name in STORE_FOLDERS:
-        parent = parent.parent
-    return parent
-
-
-def all_stores(folder: str | os.PathLike[str]) -> list[Path]:
-    """Every store of a results folder, its sub-folders' included, the audits' not; sorted."""
-    folder = Path(folder)
-    return sorted(path for path in folder.rglob("*.jsonl")
-                  if AUDITS not in path.relative_to(folder).parts[:-1])
-
-
-def _records_by_run(folder: str | os.PathLike[str]) -> dict[str, list[tuple[Path, dict[str, Any]]]]:
-    runs: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
-    for store in all_stores(folder):
-        for record in ResultsStore(store).records():
-            runs.setdefault(record["config_hash"], []).append((store, record))
-    return runs
-
-
-def held_runs(folder: str | os.PathLike[str]) -> dict[str, tuple[Path, dict[str, Any]]]:
-    """Every run a results folder holds, by configuration hash: its store and its record.
-
-    A run is its configuration and seed, its arithmetic included; the folder holds one
-    record of each (:func:`duplicate_runs` lists the exceptions; of those, the oldest
-    record is returned). Commands that need a run that some store holds read it from there
-    instead of running it again (:func:`dkm.protocol.grid.run_grid`).
-    """
-    return {run: min(records, key=lambda found: found[1]["created"])
-            for run, records in _records_by_run(folder).items()}
-
-
-def duplicate_runs(folder: str | os.PathLike[str]) -> list[list[tuple[Path, dict[str, Any]]]]:
-    """The runs of which a results folder holds more than one record: for each, its records
-    (store and record), oldest first. A rerun belongs in the audits (:data:`AUDITS`)."""
-    return [sorted(records, key=lambda found: found[1]["created"])
-            for records in _records_by_run(folder).values() if len(records) > 1]
-
-
-def store_path(folder: str | os.PathLike[str], name: str) -> Path:
-    """The store named ``name`` in ``folder``: ``folder/<name>.jsonl``.
-
-    A dataset's protocol runs are the store of its name, a line search's
-    ``<dataset>-lambda``, an ablation study's its study's name (in the
-    ``ablations/`` folder of ``results/``).
-    """
-    return Path(folder) / f"{name}.jsonl"
-
-
-def store_records(folder: str | os.PathLike[str], name: str,
-                  arithmetic: Arithmetic | None = None) -> list[dict[str, Any]]:
-    """The records of a results folder's store ``name``, or of its runs in one arithmetic.
-
-    A results folder keeps the runs of a store made in the arithmetic its tables do not
-    read in the sub-folder of that arithmetic's name (:data:`STORE_FOLDERS`): the protocol's
-    USPS runs, in the reproducible arithmetic in ``results/usps.jsonl``, in the native one
-    in ``results/native/usps.jsonl``.
-
-    Parameters
-    ----------
-    folder : str or os.PathLike
-    name : str
-        The store's name (:func:`store_path`).
-    arithmetic : {"native", "reproducible"}, optional
-        Without it, the records of ``folder/<name>.jsonl``; with it, the records made in that
-        arithmetic (:func:`record_arithmetic`) of ``folder/<name>.jsonl`` and
-        ``folder/<arithmetic>/<name>.jsonl``.
-
-    Returns
-    -------
-    list of dict
-        In the stores' order; empty where neither store exists.
-    """
-    if arithmetic is not None and arithmetic not in ARITHMETICS:
-        raise ValueError(f"arithmetic must be one of {ARITHMETICS}, got {arithmetic!r}")
-    paths = [store_path(folder, name)]
-    if arithmetic is not None:
-        paths.append(store_path(Path(folder) / arithmetic, name))
-    records = [record for path in paths if path.is_file()
-               for record in ResultsStore(path).records()]
-    return [record for record in records
-            if arithmetic is None or record_arithmetic(record) == arithmetic]
-
-
-def single_arithmetic(records: Iterable[Mapping[str, Any]]) -> Arithmetic:
-    """The one arithmetic a set of records was made in (:func:`record_arithmetic`).
-
-    Raises
-    ------
-    ValueError
-        When there is no record, or the records were made in more than one arithmetic.
-    """
-    found = {record_arithmetic(record) for record in records}
-    if len(found) != 1:
-        raise ValueError("expected records made in one arithmetic, got "
-                         + (" and ".join(sorted(found)) if found else "no record"))
-    return found.pop()
-
-
-def protocol_stores(folder: str | os.PathLike[str]) -> dict[str, Path]:
-    """The protocol's stores of a results folder, by dataset.
-
-    The protocol keeps the runs of each named dataset (:func:`dkm.data.available_datasets`,
-    a data variant such as ``usps-sharp`` included) in ``folder/<dataset>.jsonl``;
-    the line searches' and the ablation studies' stores are not among them.
-
-    Returns
-    -------
-    dict of str to pathlib.Path
-        Each named dataset that has a store in ``folder`` to that store, in the
-        order of :func:`dkm.data.available_datasets`; empty when the folder
-        does not exist.
-    """
-    from dkm.data import available_datasets
-
-    stores = {dataset: store_path(folder, dataset) for dataset in available_datasets()}
-    return {dataset: store for dataset, store in stores.items() if store.is_file()}
+                             distance=None if distance == DISTANCE_NAMES[0] else distance)
 
 
 def record_scale(record: Mapping[str, Any]) -> float:
@@ -821,37 +466,3 @@ def record_scale(record: Mapping[str, Any]) -> float:
 def is_full_scale(record: Mapping[str, Any]) -> bool:
     """True for a run at the paper's epochs: ``params["scale"]`` is 1 or absent."""
     return record_scale(record) == 1.0
-
-
-def full_scale_records_by_store(folder: str | os.PathLike[str]) -> dict[Path, list[dict[str, Any]]]:
-    """The full-scale records (:func:`is_full_scale`) of each of a results folder's stores.
-
-    Returns
-    -------
-    dict
-        Each of :func:`result_stores` (in their order) to its full-scale
-        records, in the store's order; the records of smaller runs (tests,
-        the book's quick builds) are left out.
-    """
-    return {store: [record for record in ResultsStore(store).records() if is_full_scale(record)]
-            for store in result_stores(folder)}
-
-
-def full_scale_records(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every full-scale record of a results folder, its stores' records one after another.
-
-    The records of :func:`full_scale_records_by_store`, without their stores.
-    """
-    return [record for records in full_scale_records_by_store(folder).values()
-            for record in records]
-
-
-def every_full_scale_record(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The full-scale records of every store of a results folder (:func:`all_stores`).
-
-    Those of :func:`full_scale_records` and those of the stores kept in the folder's
-    :data:`STORE_FOLDERS` (the other arithmetic's, the authors' code's, the bfloat16 runs'):
-    every record a rerun may be an audit of. The audits' reruns are not among them.
-    """
-    return [record for store in all_stores(folder) for record in ResultsStore(store).records()
-            if is_full_scale(record)]
