@@ -668,8 +668,8 @@ def _start_tensorflow(args: argparse.Namespace) -> None:
 def _start_tensorflow_without_keras() -> None:
     """Keep Keras out of this process's TensorFlow, which the package does not use.
 
-    TensorFlow imports Keras's optimisers as it starts (about 5 s and 130 MB
-    here), unless ``TF_USE_LEGACY_KERAS`` asks for the separate ``tf_keras``
+    TensorFlow imports Keras's optimisers as it starts, at a cost in start-up time and
+    memory (``benchmarks/README.md``), unless ``TF_USE_LEGACY_KERAS`` asks for the separate ``tf_keras``
     package; where that package is not installed, TensorFlow's attempt fails
     quietly and no Keras loads. So the variable is set, before TensorFlow
     starts, when neither it nor ``tf_keras`` is there; a value set by the user

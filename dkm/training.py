@@ -23,9 +23,8 @@ Every tensor carries a leading replica axis ``S`` (one replica per seed). How
 the ``S`` replicas run is the trainer's *layout*: ``"stacked"`` evaluates them
 together with batched matrix products (large products that fill a GPU);
 ``"sequential"`` runs each replica's whole epoch in turn inside the same
-compiled call, on a one-replica copy of the state (on a CPU, where a single
-network already keeps the cores busy, this is as fast per replica as a
-network trained alone, and batched products are not: ``benchmarks/logs/speed.md``).
+compiled call, on a one-replica copy of the state (for a CPU, where a single
+network already keeps the cores busy; ``benchmarks/bench_speed.py`` times both).
 Both give every replica what a run of its own gives.
 """
 from __future__ import annotations

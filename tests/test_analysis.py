@@ -13,7 +13,7 @@ import scipy.stats
 from dkm.book.ablations import tradeoff_choice
 from dkm.book import analysis
 from dkm.book.analysis import (
-    CLAIMS, FLIP_SYMBOL, SIZE_SYMBOLS, STANDIN_OUTPUTS, VERDICT_SYMBOLS, Claim, check_claims,
+    CLAIMS, FLIP_SYMBOL, SIZE_SYMBOLS, VERDICT_SYMBOLS, Claim, check_claims,
     flips, unpaired_difference, check_gap, check_runs,
     claim_methods, claims_table, coverage, failing_between, on_paper_dataset, paired_difference,
     paper_tradeoff, progress, protocol_gap, rerun_gaps, search_curves, search_records,
@@ -493,11 +493,12 @@ def test_standin_cluster_loss_finds_the_first_loss_and_the_collapse():
 
 
 def test_standin_rows_read_every_output_file_of_a_study(tmp_path):
-    first, second = (f"{name}.jsonl" for name in STANDIN_OUTPUTS["tradeoff"])
-    (tmp_path / first).write_text('{"kind": "device"}\n{"kind": "tradeoff_run"}\n')
+    (tmp_path / "standin-b.jsonl").write_text('{"kind": "device"}\n{"kind": "tradeoff_run"}\n')
+    (tmp_path / "standin-c.jsonl").write_text('{"kind": "device"}\n{"kind": "phase"}\n')
     assert [r["kind"] for r in standin_rows("tradeoff", tmp_path)] == ["device", "tradeoff_run"]
-    (tmp_path / second).write_text('{"kind": "tradeoff_quality"}\n')
-    assert len(standin_rows("tradeoff", tmp_path)) == 3
+    (tmp_path / "standin-a.jsonl").write_text('{"kind": "tradeoff_quality"}\n')
+    assert [r["kind"] for r in standin_rows("tradeoff", tmp_path)] == [
+        "tradeoff_quality", "device", "tradeoff_run"]
     assert standin_rows("alpha", tmp_path) == []
     with pytest.raises(ValueError, match="choose one of"):
         standin_rows("lambda", tmp_path)

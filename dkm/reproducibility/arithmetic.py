@@ -69,8 +69,8 @@ REPRODUCIBLE_XLA_FLAGS = (f"--xla_cpu_max_isa={REPRODUCIBLE_ISA}",
 #: names no number: a fixed count rather than one per core, since it can change a fit's bits.
 REPRODUCIBLE_INTRA_OP_THREADS = 2
 #: The L1 data, L2 and L3 cache sizes (bytes) by which the mode's matrix products block their sums,
-#: whatever the CPU's: those Eigen reads on the AMD EPYC of family 25 that made the USPS records
-#: in the mode (``cpuid``'s, as Eigen decodes them), so that those records stay the mode's.
+#: whatever the CPU's: those Eigen read (``cpuid``'s, as it decodes them) on the CPU that made
+#: the mode's first USPS records, so that those records stay the mode's.
 REPRODUCIBLE_CACHE_SIZES: CacheSizes = (32 * 1024, 512 * 1024, 256 * 1024 * 1024)
 
 

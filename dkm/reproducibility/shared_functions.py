@@ -1,8 +1,8 @@
 """One compiled function per distinct graph: trainers of the same network share a compilation.
 
 Every :class:`dkm.training.Trainer` traces its epoch into a TensorFlow graph,
-which XLA compiles on the first call. The trace takes about a second for a small
-network, the compilation several, more than the epochs of a small dataset take.
+which XLA compiles on the first call; for a small network on a small dataset, tracing and
+compiling take longer than the epochs (``benchmarks/bench_shared_compilation.py``).
 Two networks of the same shapes trained by the same method would compile the
 same epoch twice: TensorFlow keys a compiled function by its name, and it names
 every trace afresh (a trace's name counts the traces before it). So a process

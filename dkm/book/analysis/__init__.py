@@ -80,7 +80,7 @@ and :func:`isa_probe_table` reads the probe of a snapshot's arithmetic on anothe
 what rescaling α as the embedding shrinks does, :func:`standin_tradeoff_points` its
 scores at each λ and :func:`standin_tradeoff_table` sets them beside the package's, and
 :func:`standin_cluster_loss` reads where they lose clusters; :func:`standin_rows` reads a
-study's output files (:data:`STANDIN_OUTPUTS`); :func:`authors_code_comparison` sets the
+study's output lines (:data:`STANDIN_KINDS`); :func:`authors_code_comparison` sets the
 authors' own code beside the package and the paper.
 """
 from __future__ import annotations
@@ -139,7 +139,7 @@ from dkm.book.analysis._setting_effect import (
 )
 from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
 from dkm.book.analysis._standin import (
-    STANDIN_OUTPUTS,
+    STANDIN_KINDS,
     standin_alpha_curves,
     standin_alpha_scores,
     standin_cluster_loss,
@@ -181,7 +181,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "search_summary", "stored_search", "seeds_with_whole_grid", "complete_searches",
            "SEARCH_SUMMARY_COLUMNS", "standin_alpha_curves",
            "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",
-           "standin_tradeoff_table", "standin_cluster_loss", "STANDIN_OUTPUTS",
+           "standin_tradeoff_table", "standin_cluster_loss", "STANDIN_KINDS",
            "standin_rows", "rerun_gaps", "with_reruns", "authors_code_comparison", "AUTHORS_CODE_COLUMNS", "search_scores",
            "chosen_against_paper",
            "setting_effect", "seed_differences", "SETTING_EFFECT_COLUMNS", "verdict_changes",

@@ -14,7 +14,7 @@ from dkm.reproducibility.arithmetic import is_reproducible, recorded_arithmetic
 from dkm.protocol.results import AUDITS
 
 
-def check_runs(name: str, directory: str | Path = "benchmarks/results") -> list[dict[str, Any]]:
+def check_runs(name: str, directory: str | Path) -> list[dict[str, Any]]:
     """The runs of a check script (``benchmarks/check_*.py``), read from ``<directory>/<name>.jsonl``.
 
     Returns an empty list when the file does not exist.
@@ -25,7 +25,7 @@ def check_runs(name: str, directory: str | Path = "benchmarks/results") -> list[
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def kept_reruns(directory: str | Path = "benchmarks/results") -> list[dict[str, Any]]:
+def kept_reruns(directory: str | Path) -> list[dict[str, Any]]:
     """The reruns kept apart from the stores: every line of ``<directory>/rerun-*.jsonl``.
 
     Returns an empty list when there is none.
@@ -308,7 +308,7 @@ def _short_commit(commit: str) -> str:
     return commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")
 
 
-def audits(directory: str | Path = "benchmarks/results",
+def audits(directory: str | Path,
            pattern: str = "audit-*.jsonl") -> pd.DataFrame:
     """The audits of committed records (``python -m dkm audit --output``), one row each.
 

@@ -8,31 +8,34 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-#: The stand-in's output files (``<name>.jsonl`` in ``benchmarks/results``) of each study
-#: the book reads in more than one place: its runs at each α on 20NEWS, held constant and
-#: rescaled, and at each λ on USPS and 20NEWS.
-STANDIN_OUTPUTS: Mapping[str, tuple[str, ...]] = {
-    "alpha": ("standin-alpha-20news-h200", "standin-alpha-rescaled-20news-h200"),
-    "tradeoff": ("standin-tradeoff-usps-h200", "standin-tradeoff-20news-h200"),
+#: The kinds of line the stand-in writes for each study the book reads in more than one
+#: place (``benchmarks/standin_quality.py score``): its runs at each α on 20NEWS, held
+#: constant and rescaled, and at each λ on USPS and 20NEWS.
+STANDIN_KINDS: Mapping[str, tuple[str, ...]] = {
+    "alpha": ("alpha_run", "alpha_quality"),
+    "tradeoff": ("tradeoff_run", "tradeoff_quality"),
 }
 
 
-def standin_rows(study: str, directory: str | Path = "benchmarks/results") -> list[dict[str, Any]]:
-    """Every line of the stand-in's output files of ``study`` (:data:`STANDIN_OUTPUTS`).
-
-    Files not in ``directory`` are skipped, as :func:`~dkm.book.analysis.check_runs` does.
+def standin_rows(study: str, directory: str | Path) -> list[dict[str, Any]]:
+    """Every line of the stand-in's output files (``standin-*.jsonl`` in ``directory``, in
+    the order of their names) that hold lines of ``study`` (:data:`STANDIN_KINDS`), their
+    ``device`` lines included.
 
     Raises
     ------
     ValueError
-        For a study with no output files listed.
+        For a study the stand-in writes no lines of.
     """
     from dkm.book.analysis._checks import check_runs
 
-    if study not in STANDIN_OUTPUTS:
+    if study not in STANDIN_KINDS:
         raise ValueError(f"no stand-in output for study {study!r}; "
-                         f"choose one of {sorted(STANDIN_OUTPUTS)}")
-    return [row for name in STANDIN_OUTPUTS[study] for row in check_runs(name, directory)]
+                         f"choose one of {sorted(STANDIN_KINDS)}")
+    files = [check_runs(path.stem, directory)
+             for path in sorted(Path(directory).glob("standin-*.jsonl"))]
+    return [row for rows in files if any(r.get("kind") in STANDIN_KINDS[study] for r in rows)
+            for row in rows]
 
 
 def _score_frame(rows: Iterable[Mapping[str, Any]], kind: str, metric: str) -> pd.DataFrame:
