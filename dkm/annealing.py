@@ -232,7 +232,7 @@ def critical_alpha(embedding: np.ndarray) -> float:
     the clustering term ``(1/N) Σ_x Σ_k f(h, r_k) G_k(h, α)`` (squared Euclidean
     ``f``) has, to second order in the representatives' offsets, the curvature
     ``I − 4 α Σ``, ``Σ`` the embedding's covariance: the merged configuration is
-    stable while ``α < α_c = 1 / (4 λ_max(Σ))`` (chapter 4 of the book).
+    stable while ``α < α_c = 1 / (4 λ_max(Σ))`` (the book's chapter on annealing).
 
     Parameters
     ----------

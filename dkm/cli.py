@@ -635,7 +635,8 @@ def _load_plugins(plugins: Sequence[str]) -> None:
 def _report_claims(records: list[dict], fmt: str) -> int:
     """Print the paper's claims tested on each dataset of ``records``, one table each: the
     front page's test (:func:`dkm.book.analysis.check_claims`) on the paper's datasets and
-    their variants, chapter 6's (:func:`dkm.book.analysis.check_claims_on_data`) on others;
+    their variants, those of the page on a reader's data
+    (:func:`dkm.book.analysis.check_claims_on_data`) on others;
     claims between methods the records do not hold are left out."""
     from dkm.book import analysis, tables
     from dkm.data import paper_dataset

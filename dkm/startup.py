@@ -8,7 +8,7 @@ absl::InitializeLog() is called…". They are written before TensorFlow's log le
 kernel they land in the output of whichever cell first imports the package's training code.
 :func:`start_tensorflow_quietly` imports TensorFlow and probes its devices with that
 descriptor sent to ``/dev/null`` meanwhile: the command line (``python -m dkm``, unless
-``--verbose``) and chapter 6, the page that runs a reader's data, call it. TensorFlow's Python
+``--verbose``) and the page that runs a reader's data call it. TensorFlow's Python
 warnings are not silenced; a page for a reader also drops its C++ errors
 (``native_errors=False``).
 """

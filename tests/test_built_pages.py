@@ -19,14 +19,16 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 from page_checks import (  # noqa: E402
-    CODE, OUTPUT, PROSE, TABLE, html_faults, main, markdown_faults, output_faults, site_faults,
-    text_faults,
+    CHAPTER_NUMBER, CODE, OUTPUT, PROSE, TABLE, _read, html_faults, main, markdown_faults,
+    output_faults, plots_or_glues, site_faults, text_faults,
 )
 
 #: Every page of the book written in Markdown: the chapters and the front page.
 PAGES = sorted((ROOT / "notebooks").glob("*.md")) + sorted((ROOT / "book").glob("*.md"))
 #: Tags under which a parameters cell's code is not shown open on its page.
 HIDDEN = {"hide-input", "remove-input", "remove-cell"}
+#: Tags under which a cell's code is folded or not on the page at all.
+NOT_SHOWN = HIDDEN | {"hide-cell"}
 
 
 def _kinds(faults) -> list[str]:
@@ -185,3 +187,82 @@ def test_a_section_named_in_the_prose_is_a_link(source):
     prose = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
     named = re.findall(r"chapter \d+, [*\"“][^*\"”\n]+[*\"”]", prose)
     assert not named, f"{source.name}: sections named in plain text: {named}"
+
+
+def test_a_chapter_number_outside_a_link_is_a_fault():
+    page = _page("<p>as chapter 7 shows, and <a href='07_results.html'>chapter 7</a></p>"
+                 "<div class='cell_input'><pre># chapter 9's search</pre></div>")
+    assert [(f.kind, f.excerpt) for f in html_faults(page)] == [
+        ("plain chapter reference", "chapter 7")]
+
+
+def test_a_figure_without_alt_text_is_a_fault():
+    named = "<img alt='../_images/0a1b2c3d4e5f60718293a4b5c6d7e8f9.png' src='../_images/0a1b2c3d4e5f60718293a4b5c6d7e8f9.png'/>"
+    described = "<img alt='The schedule of α, rising to 28' src='../_images/0a1b2c3d4e5f6071.png'/>"
+    assert _kinds(html_faults(_page(named + "<img src='x.png'/>"))) == [
+        "figure without alt text"] * 2
+    assert html_faults(_page(described)) == []
+
+
+def test_a_code_cell_shown_open_that_plots_or_glues_is_a_fault():
+    def cell(code: str, folded: bool = False) -> str:
+        shown = f"<div class='cell_input docutils container'><pre>{code}</pre></div>"
+        return f"<details class='hide above-input'>{shown}</details>" if folded else shown
+
+    assert plots_or_glues("fig, ax = plt.subplots()\nax.plot(x)")
+    assert plots_or_glues("glue('n', 3, display=False)") and plots_or_glues("import matplotlib")
+    assert not plots_or_glues("x = np.sum(y, axis=1)\nprint(x)")
+    assert _kinds(html_faults(_page(cell("ax.plot(x)")))) == ["plotting code shown"]
+    assert html_faults(_page(cell("ax.plot(x)", folded=True) + cell("x = y + 1"))) == []
+
+
+@pytest.mark.parametrize("source", PAGES, ids=lambda path: path.name)
+def test_every_chapter_named_in_the_prose_is_a_numbered_link(source):
+    # a chapter is named through {numref}`chapter %s <chapter-...>`, which writes its number:
+    # the parts renumber the chapters, and a typed "chapter 7" would then name another one
+    prose = "\n".join(_read(cell.source) for cell in jupytext.read(source).cells
+                      if cell.cell_type == "markdown")
+    typed = CHAPTER_NUMBER.findall(prose)
+    assert not typed, f"{source.name}: chapters named in plain text: {typed}"
+
+
+def _shows_a_figure(code: str) -> bool:
+    return "plt.show()" in code or "figures." in code
+
+
+@pytest.mark.parametrize("source", PAGES, ids=lambda path: path.name)
+def test_every_figure_cell_has_alt_text(source):
+    missing = [cell.source.splitlines()[0] for cell in jupytext.read(source).cells
+               if cell.cell_type == "code" and _shows_a_figure(cell.source)
+               and "remove-cell" not in cell.metadata.get("tags", ())
+               and not cell.metadata.get("mystnb", {}).get("image", {}).get("alt")]
+    assert not missing, f"{source.name}: figure cells without alt text: {missing}"
+
+
+@pytest.mark.parametrize("source", PAGES, ids=lambda path: path.name)
+def test_no_cell_shown_open_plots_or_glues(source):
+    shown = [cell.source.splitlines()[0] for cell in jupytext.read(source).cells
+             if cell.cell_type == "code" and not NOT_SHOWN & set(cell.metadata.get("tags", ()))
+             and plots_or_glues(cell.source)]
+    assert not shown, f"{source.name}: cells shown open that plot or glue: {shown}"
+
+
+def _chapter_numbers() -> dict[str, int]:
+    """Each chapter's number in the sidebar: the order of the numbered parts' files."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [entry["file"] for part in toc["parts"] if part.get("numbered")
+             for entry in part["chapters"]]
+    return {Path(file).name: number for number, file in enumerate(files, start=1)}
+
+
+@pytest.mark.parametrize("source", PAGES, ids=lambda path: path.name)
+def test_a_figure_s_number_is_its_chapter_s(source):
+    # captions number figures by hand ("Figure 6.2."): the chapter's own number, not its file's
+    import re
+
+    number = _chapter_numbers().get(source.stem)
+    prose = "\n".join(cell.source for cell in jupytext.read(source).cells
+                      if cell.cell_type == "markdown")
+    wrong = [found for found in re.findall(r"\b[Ff]igures? (\d+)\.\d+", prose)
+             if int(found) != number]
+    assert not wrong, f"{source.name} (chapter {number}) numbers figures of chapters {wrong}"

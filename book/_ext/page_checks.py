@@ -19,7 +19,15 @@ Each check is a class of fault, not an instance:
     a chapter's papermill ``parameters`` cell shown, neither removed nor collapsed;
 ``length``
     a page of :data:`WORD_BUDGETS` longer than its budget, in the words a reader reads
-    (prose, tables and outputs; not code).
+    (prose, tables and outputs; not code);
+``plain chapter reference``
+    "chapter 7" in prose, a table or an output that is not a link: a renumbered chapter
+    would leave it wrong ({numref} writes the number and links it);
+``figure without alt text``
+    an image of the article whose alternative text is missing, empty or its file's name;
+``plotting code shown``
+    a code cell shown unfolded that plots or glues (matplotlib, ``glue``): plumbing, which a
+    reader unfolds if they wish (``hide-input``) or never sees (``remove-input``).
 
 Code is not prose: inline code, code cells and code blocks are exempt from every check but
 the local paths; so are the formulas.
@@ -50,6 +58,11 @@ NEGATIVE_ZERO = re.compile(r"(?<![\w.])[−-]0(?:\.0+)?(?:e[+-]?\d+)?(?![\w.])")
 PARENTHESISED_PLURAL = re.compile(r"\b[A-Za-z]+\(s\)")
 LOCAL_PATH = re.compile(r"(?<![\w.~])/(?:work|home|tmp|root)/")
 SNAKE_CASE = re.compile(r"(?<![\w./:=-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/(=-])")
+CHAPTER_NUMBER = re.compile(r"\b[Cc]hapters? \d+\b")
+FILE_NAME = re.compile(r"^[\w.-]*\.(?:png|svg|jpe?g|gif)$|^[0-9a-f]{16,}$", re.I)
+#: The names whose calls draw or glue: a statement on one of them is plumbing.
+PLOTTING = frozenset({"plt", "ax", "axes", "axis", "fig", "figure", "figures", "glue",
+                      "matplotlib", "myst_nb"})
 
 #: The pages held to a length, in words: the reproduction report and the chapter on reruns.
 WORD_BUDGETS = {"book/intro.html": 1_500, "notebooks/10_reproducing.html": 4_000}
@@ -116,16 +129,27 @@ class _PageReader(HTMLParser):
         self.stack: list[tuple[str, tuple[str, ...]]] = []
         self.pieces: list[tuple[str | None, str]] = []  # None: the end of a block
         self.shown_parameters = 0
+        self.faults: list[Fault] = []
+        self.shown_code: list[str] | None = None  # the text of a cell input shown unfolded
+        self.shown_code_depth = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in BLOCKS:
             self.pieces.append((None, "\n"))
+        if tag == "img" and self._read():
+            alt = (dict(attrs).get("alt") or "").strip()
+            source = Path(dict(attrs).get("src") or "").name
+            if not alt or FILE_NAME.match(Path(alt).name) or Path(alt).name == source:
+                self.faults.append(Fault("figure without alt text", OUTPUT, source))
         if tag in VOID:
             return
         classes = tuple((dict(attrs).get("class") or "").split())
-        if tag == "div" and "cell_input" in classes and self._inside("tag_parameters") \
-                and not any(name == "details" for name, _ in self.stack):
-            self.shown_parameters += 1
+        folded = any(name == "details" for name, _ in self.stack)
+        if tag == "div" and "cell_input" in classes and not folded:
+            if self._inside("tag_parameters"):
+                self.shown_parameters += 1
+            if self.shown_code is None:
+                self.shown_code, self.shown_code_depth = [], len(self.stack)
         self.stack.append((tag, classes))
 
     def handle_endtag(self, tag: str) -> None:
@@ -134,11 +158,22 @@ class _PageReader(HTMLParser):
         for depth in range(len(self.stack) - 1, -1, -1):  # tolerate unclosed elements
             if self.stack[depth][0] == tag:
                 del self.stack[depth:]
+                if self.shown_code is not None and len(self.stack) <= self.shown_code_depth:
+                    code, self.shown_code = "".join(self.shown_code), None
+                    if plots_or_glues(code):
+                        self.faults.append(Fault("plotting code shown", CODE,
+                                                 code.strip().splitlines()[0][:60]))
                 return
 
     def handle_data(self, data: str) -> None:
+        if self.shown_code is not None:
+            self.shown_code.append(data)
         if data.strip() and self._read():
-            self.pieces.append((self._place(), data))
+            place = self._place()
+            self.pieces.append((place, data))
+            if place != CODE and not any(tag == "a" for tag, _ in self.stack):
+                self.faults += [Fault("plain chapter reference", place, m.group(0))
+                                for m in CHAPTER_NUMBER.finditer(data)]
 
     def _inside(self, css_class: str) -> bool:
         return any(css_class in classes for _, classes in self.stack)
@@ -171,10 +206,32 @@ def html_faults(html: str, *, whole_document: bool = True,
     faults = [fault for place, text in pieces for fault in text_faults(text, place)]
     faults += [Fault("parameter cell", CODE, "a parameters cell is shown")
                ] * reader.shown_parameters
+    faults += reader.faults
     words = sum(len(text.split()) for place, text in pieces if place != CODE)
     if word_budget is not None and words > word_budget:
         faults.append(Fault("length", PROSE, f"{words} words, above the page's {word_budget}"))
     return faults
+
+
+def plots_or_glues(code: str) -> bool:
+    """Whether Python ``code`` holds a statement that draws or glues: a call, an assignment
+    or an import on one of :data:`PLOTTING` (``plt.subplots``, ``ax.plot``, ``glue(...)``,
+    ``import matplotlib.pyplot``). Code that does not parse is not judged."""
+    import ast
+
+    try:
+        tree = ast.parse("\n".join(line for line in code.splitlines()
+                                   if not line.lstrip().startswith("%")))
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in PLOTTING:
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [alias.name for alias in node.names] + [getattr(node, "module", "") or ""]
+            if any(module.split(".")[0] in PLOTTING for module in modules):
+                return True
+    return False
 
 
 def _joined(pieces: Iterable[tuple[str | None, str]]) -> list[tuple[str, str]]:

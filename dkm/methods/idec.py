@@ -266,7 +266,7 @@ class IDEC(DeepClusteringEstimator):
         the paper's γ values refer) or summed (DKM's ``g``). Since Adam is
         nearly blind to the loss's scale, ``"mean"`` with γ trains like
         ``"sum"`` with ``n_features · γ``: on many features the KL term can
-        then dominate (the book's chapter 7, 20NEWS IDEC^np).
+        then dominate (the book's results chapter, 20NEWS IDEC^np).
     {loop_parameters}
 
     Examples

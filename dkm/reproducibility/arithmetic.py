@@ -26,7 +26,7 @@ book`` use one); a record names the number and an audit reruns it on as many
 blocks whose sizes Eigen works out from the CPU's cache sizes, so the mode pins
 those to :data:`REPRODUCIBLE_CACHE_SIZES` (:mod:`dkm.reproducibility.cache_sizes`). That test
 file also compares, on each machine the tests run on, a small fit with a
-fixture's bits; chapter 10 says on which CPUs they agree.
+fixture's bits; the book's chapter on reproducing says on which CPUs they agree.
 
 The settings are environment variables that TensorFlow, oneDNN, XLA and OpenMP
 read when they start: :func:`use_reproducible_arithmetic` sets them for the whole

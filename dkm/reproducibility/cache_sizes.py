@@ -6,7 +6,8 @@ blocks whose sizes it works out from the CPU's cache sizes, read once per
 process with the ``cpuid`` instruction (``Eigen::internal::
 manage_caching_sizes``), and computes it block by block: a CPU with another L1
 data cache or another L2 may round the same product otherwise, whatever
-instruction set the kernels are capped at (chapter 10 shows both). Eigen offers no
+instruction set the kernels are capped at (the book's chapter on reproducing shows both).
+Eigen offers no
 setting for it outside C++, so :func:`pin_cache_sizes` writes the sizes into
 each copy of Eigen's cache-size variable in TensorFlow's libraries, located
 through their symbol tables, before TensorFlow multiplies anything; the

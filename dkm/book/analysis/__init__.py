@@ -81,7 +81,8 @@ what rescaling α as the embedding shrinks does, :func:`standin_tradeoff_points`
 scores at each λ and :func:`standin_tradeoff_table` sets them beside the package's, and
 :func:`standin_cluster_loss` reads where they lose clusters; :func:`standin_rows` reads a
 study's output lines (:data:`STANDIN_KINDS`); :func:`authors_code_comparison` sets the
-authors' own code beside the package and the paper.
+authors' own code beside the package and the paper; :func:`setup_comparison` sets the paper's
+experimental set-up beside the package's defaults.
 """
 from __future__ import annotations
 
@@ -138,6 +139,7 @@ from dkm.book.analysis._setting_effect import (
     setting_effect, standing_changes, verdict_changes,
 )
 from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
+from dkm.book.analysis._setup import setup_comparison
 from dkm.book.analysis._standin import (
     STANDIN_KINDS,
     standin_alpha_curves,
@@ -191,4 +193,4 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "DATA_CLAIMS", "DATA_CLAIM_COLUMNS", "MARGIN_FLOOR", "METHOD_SCORE_COLUMNS",
            "VERDICT_TABLE_CAPTION",
            "check_claims_on_data", "cluster_shares", "embedding_run", "method_scores",
-           "plane_view", "search_reference", "spread_margin", "verdict_table"]
+           "plane_view", "search_reference", "spread_margin", "verdict_table", "setup_comparison"]

@@ -50,7 +50,7 @@ def authors_code_comparison(records: Iterable[Mapping[str, Any]],
         Test metrics to compare.
     paired_with : mapping of str to str, optional
         The package method whose runs each authors'-code method is set beside
-        (``{"dcn-p-authors-code": "dcn-p-authors"}``: chapter 11's emulation of
+        (``{"dcn-p-authors-code": "dcn-p-authors"}``: the ablations chapter's emulation of
         their DCN); by default the paper's method it stands for
         (:attr:`dkm.protocol.registry.Method.reported_as`). Methods of the
         authors' code missing from a given mapping have no rows.

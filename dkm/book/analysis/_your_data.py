@@ -1,7 +1,7 @@
 """The paper's questions on a dataset it did not use: scores over seeds, the claims, the run drawn.
 
-Chapter 6 runs the protocol on any file; these functions read its records as chapter 7 reads the
-paper's datasets, without the paper's figures. :func:`method_scores` gives each model's mean,
+The page on a reader's data runs the protocol on any file; these functions read its records
+as the results chapter reads the paper's datasets, without the paper's figures. :func:`method_scores` gives each model's mean,
 standard deviation and Student's t interval over the seeds; :func:`check_claims_on_data` tests
 the paper's claims (:data:`DATA_CLAIMS`) at the margin of :func:`spread_margin`, and
 :func:`verdict_table` sets the verdicts out for a reader. :func:`embedding_run` picks the run
@@ -314,6 +314,7 @@ def cluster_shares(labels: Mapping[str, ArrayLike], n_clusters: int) -> pd.DataF
 
 def search_reference(dataset: str) -> str:
     """The paper's dataset whose λ or γ a line search on ``dataset`` is set beside: its own
-    (a variant's paper dataset), or USPS for data the paper did not use, as chapter 9 does."""
+    (a variant's paper dataset), or USPS for data the paper did not use, as the chapter on
+    the line search does."""
     own = paper_dataset(dataset)
     return own if own in paper.DATASET_LABELS else "usps"

@@ -48,6 +48,7 @@ from dkm.protocol import registry
 __all__ = [
     "PAPER_SEEDS",
     "TRADEOFF_GRID",
+    "SETUP",
     "METHOD_LABELS",
     "DATASET_LABELS",
     "DISTANCE_SUFFIXES",
@@ -73,6 +74,23 @@ PAPER_SEEDS: tuple[int, ...] = (8905, 9129, 291, 4012, 1256, 6819, 4678, 6971, 1
 
 #: The paper's line-search grid for λ and γ: {10^i, i = -4..3}.
 TRADEOFF_GRID: tuple[float, ...] = tuple(10.0**i for i in range(-4, 4))
+
+#: The experimental set-up the paper states (its Section 4.2 and the supplement): the
+#: autoencoder's hidden layers, the minibatch, Adam's learning rate and β₁, β₂, the pretraining
+#: epochs, each method's training epochs, the validation part of the split, the seeds per
+#: cell and the grid of λ and γ.
+SETUP: Mapping[str, Any] = MappingProxyType({
+    "hidden_sizes": (500, 500, 2000),
+    "batch_size": 256,
+    "learning_rate": 1e-3,
+    "adam_betas": (0.9, 0.999),
+    "pretrain_epochs": 50,
+    "epochs": MappingProxyType({"dkm-p": 100, "dkm-a": 200, "dcn-p": 50, "dcn-np": 200,
+                                "idec-p": 50, "idec-np": 200}),
+    "validation_fraction": 0.1,
+    "seeds": 10,
+    "tradeoff_grid": TRADEOFF_GRID,
+})
 
 #: Method id -> its label, of every declared method (:data:`dkm.protocol.registry.METHODS`).
 METHOD_LABELS: Mapping[str, str] = registry.Labels()
