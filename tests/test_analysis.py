@@ -189,6 +189,47 @@ def test_the_verdict_grid_puts_one_symbol_per_metric_in_each_claim_and_dataset()
     assert grid.loc["DKM^a_ce > DKM^a_ee", "20news"] == "–"
 
 
+def test_each_claim_is_decided_on_the_paper_s_figures_and_on_our_runs():
+    from dkm.book.stats import significance_verdict
+
+    # the paper's own test: a significant difference is "better", a non-significant one "on par"
+    assert significance_verdict("better", 2.0, 1.5) == "holds"
+    assert significance_verdict("better", 1.0, 1.5) == "fails"
+    assert significance_verdict("on par", 2.8, 1.5) == "fails"  # MNIST DKM^a against AE-KM, NMI
+    assert significance_verdict("on par", -1.0, 1.5) == "holds"
+    assert significance_verdict("not worse", -1.0, 1.5) == "holds"
+    assert significance_verdict("not worse", -2.0, 1.5) == "fails"
+    records = _runs("usps", "dkm-p", [0.75, 0.76, 0.78], lam=1.0) + \
+        _runs("usps", "dcn-p", [0.70, 0.72, 0.71], lam=0.1)
+    claims = [c for c in CLAIMS if c.key == "dkm-p>dcn-p"]
+    checked = check_claims(records, claims)
+    expected = [significance_verdict("better", row.paper, row.margin) for row in
+                check_claims(records, claims).itertuples()]
+    assert list(checked.paper_verdict) == [v for v in expected]
+    grid = analysis.two_source_grid(checked, ["usps", "mnist"])
+    assert list(grid.columns) == [("usps", "paper"), ("usps", "ours"),
+                                  ("mnist", "paper"), ("mnist", "ours")]
+    usps = checked[checked.dataset == "usps"]
+    marks = [SIZE_SYMBOLS[bool(inside)] for inside in usps.size_inside]
+    assert grid.loc["DKM^p > DCN^p", ("usps", "ours")] == f"✓{marks[0]} ✓{marks[1]}"
+    assert grid.loc["DKM^p > DCN^p", ("mnist", "ours")] == "– –"
+
+
+def test_a_verdict_against_a_collapsed_model_is_marked_and_not_counted():
+    # DCN^np at chance on every seed (NMI below a point): DKM^a beating it supports nothing
+    records = _runs("20news", "dkm-a", [0.40, 0.42, 0.41], lam=0.0001) + \
+        _runs("20news", "dcn-np", [0.011, 0.012, 0.013], lam=0.01)
+    claims = [c for c in CLAIMS if c.key == "dkm-a>dcn-np"]
+    checked = check_claims(records, claims)
+    on_news = checked[checked.dataset == "20news"]
+    assert on_news.collapsed.all() and (on_news.verdict == "holds").all()
+    assert len(analysis.collapsed_verdicts(checked)) == 2
+    assert verdicts_given(checked).empty
+    assert verdict_grid(checked).loc["DKM^a > DCN^np", "20news"] == "✓⊘ ✓⊘"
+    assert analysis.two_source_grid(checked).loc[
+        "DKM^a > DCN^np", ("20news", "ours")].endswith("⊘")
+
+
 def test_coverage_counts_each_seed_once():
     records = (_runs("usps", "dkm-p", [0.7, 0.7], lam=1.0) + _runs("usps", "dkm-p", [0.6], lam=0.1)
                + _runs("mnist", "km", [0.5]))

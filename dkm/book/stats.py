@@ -108,6 +108,7 @@ from dkm.protocol import registry
 
 __all__ = [
     "ALPHA",
+    "significance_verdict",
     "PRETRAINED",
     "NOT_PRETRAINED",
     "DEFAULT_GROUPS",
@@ -536,6 +537,48 @@ def claim_verdict(kind: ClaimKind, low: float, high: float, margin: float) -> st
     else:
         holds, fails = low > -margin, high < -margin
     return "holds" if holds else "fails" if fails else "inconclusive"
+
+
+def significance_verdict(kind: ClaimKind, difference: float, detectable: float) -> str:
+    """A comparative claim decided as the paper's own test decides it: by significance.
+
+    The paper calls two means different when Student's two-sample t-test at 5 % rejects
+    their equality, i.e. when they differ by more than ``detectable``
+    (:func:`detectable_difference` of its standard deviations and runs): "better" holds for a
+    significant positive difference, "on par" for a difference that is not significant,
+    "not worse" unless the first model is significantly worse.
+
+    Parameters
+    ----------
+    kind : {"better", "on par", "not worse"}
+    difference : float
+        The first model's mean minus the second's.
+    detectable : float
+        The smallest significant difference (> 0).
+
+    Returns
+    -------
+    {"holds", "fails"}
+
+    Examples
+    --------
+    >>> significance_verdict("on par", 2.8, detectable=1.5)
+    'fails'
+    >>> significance_verdict("better", 36.6, detectable=4.0)
+    'holds'
+    """
+    if kind not in CLAIM_KINDS:
+        raise ValueError(f"unknown kind of claim {kind!r}; expected one of {CLAIM_KINDS}")
+    if not math.isfinite(detectable) or detectable <= 0:
+        raise ValueError(f"the detectable difference must be a finite number > 0, "
+                         f"got {detectable}")
+    if kind == "better":
+        holds = difference > detectable
+    elif kind == "on par":
+        holds = abs(difference) <= detectable
+    else:
+        holds = difference >= -detectable
+    return "holds" if holds else "fails"
 
 
 def detectable_difference(std_a: float, std_b: float, n: int, *, alpha: float = ALPHA) -> float:

@@ -114,6 +114,11 @@ from dkm.book.analysis._claims import (
     flips,
     paper_margin,
     verdict_grid,
+    two_source_grid,
+    collapsed_verdicts,
+    COLLAPSE_SYMBOL,
+    COLLAPSED_NMI,
+    SOURCES,
     verdicts_given,
 )
 from dkm.book.analysis._cells import STANDINGS, cell_counts, distinct_cells
@@ -172,6 +177,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "paired_difference", "unpaired_difference", "signed", "COLUMNS", "SIZE_SYMBOLS",
            "FLIP_SYMBOL", "flips", "KIND_SYMBOLS",
            "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
+           "two_source_grid", "collapsed_verdicts", "COLLAPSE_SYMBOL", "COLLAPSED_NMI", "SOURCES",
            "coverage", "missing_seeds", "missing_search_seeds", "wall_hours", "compute",
            "missing_in_arithmetic",
            "cell_counts",

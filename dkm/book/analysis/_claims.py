@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
-from dkm.book.stats import ClaimKind, claim_verdict, detectable_difference
+from dkm.book.stats import ClaimKind, claim_verdict, detectable_difference, significance_verdict
 from dkm.book.tables import one_line, typeset
 from dkm.data import paper_dataset
 from dkm.protocol import paper
@@ -22,6 +22,9 @@ VERDICTS = ("holds", "fails", "inconclusive", "not testable", "excepted")
 TESTED = VERDICTS[:3]
 #: Fewest same-seed pairs for an interval (and a verdict).
 MIN_PAIRS = 3
+#: A model whose test NMI stays below this (points) on every seed has collapsed: one cluster,
+#: or clusters at chance, whatever its ACC (a verdict against it supports nothing).
+COLLAPSED_NMI = 1.0
 
 
 @dataclass(frozen=True)
@@ -195,9 +198,13 @@ def check_claims(
         difference and interval, points), ``n`` (seed pairs), ``margin``
         (points), ``verdict`` (:data:`VERDICTS`; the three tested ones by
         :func:`dkm.book.stats.claim_verdict`), ``size_inside`` (whether the
-        paper's difference lies in our interval), and the same test on Student's
+        paper's difference lies in our interval), the same test on Student's
         unpaired interval, the paper's own: ``unpaired_low``, ``unpaired_high``
-        and ``unpaired_verdict``.
+        and ``unpaired_verdict``; ``paper_verdict``, the claim decided on the paper's
+        own figures by its own test (:func:`dkm.book.stats.significance_verdict` of its
+        difference and ``margin``, "excepted" where it excepts the cell), and
+        ``collapsed``, whether one of the two models collapsed in our runs
+        (:data:`COLLAPSED_NMI`).
     """
     records = list(records)
     frame = records_to_dataframe(records) if records else pd.DataFrame(
@@ -216,21 +223,36 @@ def check_claims(
                 published = (paper.reported(claim.table, claim.first, paper_dataset(dataset), metric)[0]
                              - paper.reported(claim.table, claim.second, paper_dataset(dataset),
                                               metric)[0])
+                excepted = (paper_dataset(dataset), metric) in claim.exceptions
+                delta = margin(claim, dataset, metric)
                 tested = _tested(seed_scores(frame, claim.first, dataset, metric),
                                  seed_scores(frame, claim.second, dataset, metric), claim.kind,
-                                 confidence, margin(claim, dataset, metric),
-                                 (paper_dataset(dataset), metric) in claim.exceptions)
+                                 confidence, delta, excepted)
                 rows.append({"claim": claim.key, "text": claim.text, "label": claim.label,
                              "kind": claim.kind,
                              "dataset": dataset, "metric": metric, "paper": round(published, 1),
                              **tested,
-                             "size_inside": bool(tested["low"] <= published <= tested["high"])})
+                             "size_inside": bool(tested["low"] <= published <= tested["high"]),
+                             "paper_verdict": "excepted" if excepted else significance_verdict(
+                                 claim.kind, published, delta),
+                             "collapsed": _collapsed(frame, claim, dataset)})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _collapsed(frame: pd.DataFrame, claim: Claim, dataset: str) -> bool:
+    """Whether one of the claim's two models collapsed on ``dataset`` in the records: its test
+    NMI below :data:`COLLAPSED_NMI` on every seed."""
+    for model in (claim.first, claim.second):
+        nmi = seed_scores(frame, model, dataset, "nmi")
+        if len(nmi) and bool((nmi < COLLAPSED_NMI).all()):
+            return True
+    return False
 
 
 #: The columns of :func:`check_claims`.
 COLUMNS = ["claim", "text", "label", "kind", "dataset", "metric", "paper", "ours", "low", "high", "n",
-           "margin", "verdict", "size_inside", "unpaired_low", "unpaired_high", "unpaired_verdict"]
+           "margin", "verdict", "size_inside", "unpaired_low", "unpaired_high", "unpaired_verdict",
+           "paper_verdict", "collapsed"]
 
 
 #: Symbols of the verdicts in :func:`verdict_grid`.
@@ -240,8 +262,22 @@ VERDICT_SYMBOLS = {"holds": "✓", "fails": "✗", "inconclusive": "?", "not tes
 
 def verdicts_given(checked: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`check_claims` that a test decided: holds, fails or inconclusive
-    (neither not testable nor excepted by the paper)."""
-    return checked[checked["verdict"].isin(TESTED)]
+    (neither not testable nor excepted by the paper), against two models of which neither
+    collapsed (a verdict against a collapsed model is no support: :func:`collapsed_verdicts`)."""
+    return checked[checked["verdict"].isin(TESTED) & ~_collapsed_rows(checked)]
+
+
+def collapsed_verdicts(checked: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`check_claims` that a test decided against a model that collapsed in
+    our runs (``collapsed``): marked :data:`COLLAPSE_SYMBOL`, not counted as support."""
+    return checked[checked["verdict"].isin(TESTED) & _collapsed_rows(checked)]
+
+
+def _collapsed_rows(checked: pd.DataFrame) -> pd.Series:
+    """The ``collapsed`` column as booleans (False for a table without it: a user's claims)."""
+    if "collapsed" not in checked:
+        return pd.Series(False, index=checked.index)
+    return checked["collapsed"].astype(bool)
 
 
 def claim_methods(key: str, claims: Sequence[Claim] = CLAIMS) -> tuple[str, str]:
@@ -278,15 +314,54 @@ def verdict_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = No
     for (label, dataset), rows in checked.groupby(["label", "dataset"], sort=False):
         cells.setdefault(label, {})[dataset] = " ".join(
             VERDICT_SYMBOLS[verdict] + (FLIP_SYMBOL if index in flipped else "")
-            for index, verdict in rows["verdict"].items())
+            + (COLLAPSE_SYMBOL if row_collapsed else "")
+            for index, verdict, row_collapsed in zip(rows.index, rows["verdict"],
+                                                     _collapsed_rows(rows)))
     grid = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=order)
     return grid.fillna("")
 
 
-#: Marks of :func:`claims_table`: the paper's effect size inside our interval or not, and a
-#: verdict that the paper's unpaired test would change.
+#: The two sources of :func:`two_source_grid`'s verdicts: the paper's figures and our runs.
+SOURCES = ("paper", "ours")
+
+
+def two_source_grid(checked: pd.DataFrame,
+                    dataset_order: Sequence[str] | None = None) -> pd.DataFrame:
+    """Each claim decided on the paper's own figures and on our runs, side by side.
+
+    Rows are the claims' labels; columns, per dataset, the two :data:`SOURCES`. A cell holds
+    one mark per metric of the claim, in its order: on the paper's figures the verdict of
+    its own test (``paper_verdict``: ✓ or ✗, · where it excepts the cell); on our runs
+    the verdict (:data:`VERDICT_SYMBOLS`), then whether the paper's difference lies in our
+    interval (:data:`SIZE_SYMBOLS`), :data:`FLIP_SYMBOL` where the paper's unpaired test
+    changes it and :data:`COLLAPSE_SYMBOL` where one of the models collapsed.
+    """
+    order = list(dataset_order or dict.fromkeys(checked["dataset"]))
+    flipped = set(flips(checked).index)
+    cells: dict[str, dict[tuple[str, str], str]] = {}
+    for (label, dataset), rows in checked.groupby(["label", "dataset"], sort=False):
+        theirs, ours = [], []
+        for index, row in rows.iterrows():
+            theirs.append(VERDICT_SYMBOLS[row.paper_verdict])
+            marks = VERDICT_SYMBOLS[row.verdict]
+            if row.verdict in TESTED:
+                marks += SIZE_SYMBOLS[bool(row.size_inside)]
+            marks += (FLIP_SYMBOL if index in flipped else "") + (
+                COLLAPSE_SYMBOL if bool(row.collapsed) else "")
+            ours.append(marks)
+        cells.setdefault(label, {})[(dataset, SOURCES[0])] = " ".join(theirs)
+        cells[label][(dataset, SOURCES[1])] = " ".join(ours)
+    columns = pd.MultiIndex.from_tuples([(d, source) for d in order for source in SOURCES])
+    grid = pd.DataFrame.from_dict(cells, orient="index")
+    return grid.reindex(columns=columns).fillna("")
+
+
+#: Marks of :func:`claims_table`: the paper's effect size inside our interval or not, a
+#: verdict that the paper's unpaired test would change, and a verdict against a model that
+#: collapsed in our runs.
 SIZE_SYMBOLS = {True: "●", False: "○"}
 FLIP_SYMBOL = "‡"
+COLLAPSE_SYMBOL = "⊘"
 
 
 def flips(checked: pd.DataFrame) -> pd.DataFrame:
@@ -329,8 +404,9 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
         ``(METRIC, "δ")`` (the margin) and ``(METRIC, " ")`` (the
         verdict's symbol, :data:`VERDICT_SYMBOLS`, then, where ``checked`` has
         them, whether the paper's difference lies in our interval,
-        :data:`SIZE_SYMBOLS`, and :data:`FLIP_SYMBOL` where the paper's unpaired
-        test changes the verdict; the marks joined by no-break spaces). Cells of
+        :data:`SIZE_SYMBOLS`, :data:`FLIP_SYMBOL` where the paper's unpaired
+        test changes the verdict and :data:`COLLAPSE_SYMBOL` where a model collapsed; the
+        marks joined by no-break spaces). Cells of
         a metric the claim does not cover are empty.
     """
     names = dict(names or {})
@@ -355,7 +431,8 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
                     [VERDICT_SYMBOLS[cell.verdict]]
                     + ([SIZE_SYMBOLS[bool(cell.size_inside)]]
                        if "size_inside" in checked and cell.n >= MIN_PAIRS else [])
-                    + ([FLIP_SYMBOL] if cell.Index in flipped else [])))
+                    + ([FLIP_SYMBOL] if cell.Index in flipped else [])
+                    + ([COLLAPSE_SYMBOL] if getattr(cell, "collapsed", False) else [])))
             rows.append(row)
     table = pd.DataFrame(rows).set_index(["claim", "dataset"]).fillna("")
     table.columns = pd.MultiIndex.from_tuples(table.columns)
