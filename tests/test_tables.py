@@ -523,18 +523,29 @@ def test_typeset_writes_the_papers_labels_with_their_scripts():
         typeset("KM", "rtf")
 
 
-def test_the_compact_html_shows_our_figure_its_verdict_mark_and_the_papers_below():
+def test_the_compact_html_shows_our_figure_and_its_mark_on_one_line_and_the_papers_below():
     from dkm.book.tables import build, render
 
     records = fake_runs("dkm-a", "usps", runs_with(0.9, 0.01),
                         tradeoff=paper.optimal_tradeoff("dkm-a", "usps"))
     html = render(build("table1", records, vs_paper=True), fmt="html-compact")
     paper_acc = paper.reported("table1", "DKM^a", "usps", "acc")
-    assert '90.0±1.0' in html and 'class="verdict-better">▲</span>' in html
-    assert f"paper {paper_acc[0]:.1f}±{paper_acc[1]:.1f}" in html
+    assert '<td><u>90.0±1.0</u>&nbsp;<span class="verdict-better">▲</span></td>' in html
+    assert f'<small style="color:#666">{paper_acc[0]:.1f}±{paper_acc[1]:.1f}</small>' in html
+    assert '<tr class="paper-figures"><td><small style="color:#666">paper</small></td>' in html
     assert "DKM<sup>a</sup>" in html and "In parentheses" not in html and "▲ / ▼" in html
+    assert "<br>" not in html.split("</caption>")[1]
     km = paper.reported("table1", "KM", "mnist", "acc")
-    assert f'>–</span><br><small style="color:#666">paper {km[0]:.1f}±{km[1]:.1f}</small>' in html
+    assert f'<small style="color:#666">{km[0]:.1f}±{km[1]:.1f}</small>' in html
+
+
+def test_the_compact_html_names_the_runs_only_where_they_are_not_the_papers_ten():
+    from dkm.book.tables import build, render
+
+    records = fake_runs("dkm-a", "usps", runs_with(0.9, 0.01, n=3),
+                        tradeoff=paper.optimal_tradeoff("dkm-a", "usps"))
+    html = render(build("table1", records, vs_paper=True), fmt="html-compact")
+    assert "&nbsp;<small>n=3</small></td>" in html and "n=10" not in html
 
 
 def test_the_compact_html_shows_a_chosen_tradeoff_and_the_papers_below_it():
@@ -543,9 +554,9 @@ def test_the_compact_html_shows_a_chosen_tradeoff_and_the_papers_below_it():
     low = fake_runs("dkm-p", "usps", [0.60, 0.62], tradeoff=1e-3, val_acc=[0.80, 0.80])
     high = fake_runs("dkm-p", "usps", [0.75, 0.77], tradeoff=1.0, val_acc=[0.60, 0.60])
     html = render(build("tradeoff", low + high, vs_paper=True), fmt="html-compact")
-    assert ('<td>1e-3<br><small style="color:#666">paper 1e+0, 2 of 8 values run</small></td>'
-            in html)
-    assert '<td>1e+0<br><small style="color:#666">paper</small></td>' in html  # MNIST: no search
+    assert '<td>1e-3</td>' in html
+    assert '<td><small style="color:#666">1e+0, 2 of 8 values run</small></td>' in html
+    assert "<td>1e+0&nbsp;<small>(the paper's)</small></td>" in html  # MNIST: no search
 
 
 def test_line_search_table_writes_the_summary_for_a_reader():

@@ -145,22 +145,27 @@ def _cell_text(value: Any, fmt: _Format) -> str:
 
 #: Marks of the compact format: our figure against the paper's.
 VERDICT_MARKS: Mapping[str, str] = {"better": "▲", "worse": "▼", "consistent": ""}
-_COMPACT_LEGEND = ("Under each of our figures (mean over the n runs), the paper's; ▲ / ▼: ours "
-                   "significantly above / below it (Welch t-test, p < 0.05; a single run: z test "
-                   "against the paper's standard deviation), otherwise consistent; –: no run of "
-                   "ours")
+_COMPACT_LEGEND = ("Each model's row gives our figures (mean ± standard deviation over its runs: "
+                   "the paper's ten seeds unless n says otherwise), the row under it the paper's; "
+                   "▲ / ▼: ours significantly above / below the paper's (Welch t-test, "
+                   "p < 0.05; a single run: z test against the paper's standard deviation), "
+                   "otherwise consistent; –: no run of ours")
 
 
-def _compact_cell(value: Any, fmt: _Format) -> str:
-    """Our figure with its marks and verdict, the paper's figure below it (HTML)."""
+def _compact_cell(value: Any, fmt: _Format) -> tuple[str, str]:
+    """Our figure with its marks and verdict on one line, and the paper's figure, which the
+    compact format shows in a row of its own under the model's (HTML)."""
     if isinstance(value, Cell) and not value.runs and value.note:
         # not a result cell (a chosen λ, a dataset statistic) or one without runs: our figure (a
-        # dash where we have none, the reason in its tooltip), the note (the paper's) below it
+        # dash where we have none, the reason in its tooltip), and the note (the paper's)
         text = (f'<span title="{fmt.escape(value.text)}">–</span>' if value.missing
                 else _cell_text(replace(value, note=""), fmt))
-        return f'{text}<br><small style="color:#666">{fmt.escape(value.note[1:-1])}</small>'
+        note = value.note[1:-1]
+        if note == "paper":  # our figure is the paper's own (a value no run of ours chose)
+            return f"{text}&nbsp;<small>(the paper's)</small>", ""
+        return text, fmt.escape(note.removeprefix("paper "))
     if not isinstance(value, Cell) or value.comparison is None:
-        return _cell_text(value, fmt)
+        return _cell_text(value, fmt), ""
     comparison = value.comparison
     text = fmt.escape(figure(comparison.mean, comparison.std))
     if value.underline:
@@ -169,10 +174,10 @@ def _compact_cell(value: Any, fmt: _Format) -> str:
         text = fmt.styles["bold"](text)
     mark = VERDICT_MARKS[comparison.verdict]
     if mark:
-        text += f' <span class="verdict-{comparison.verdict}">{mark}</span>'
-    paper_figure = figure(comparison.paper_mean, comparison.paper_std)
-    return (f'{text} <small>n={comparison.n}</small><br><small style="color:#666">paper '
-            f"{fmt.escape(paper_figure)}</small>")
+        text += f'&nbsp;<span class="verdict-{comparison.verdict}">{mark}</span>'
+    if comparison.n != len(paper.PAPER_SEEDS):
+        text += f"&nbsp;<small>n={comparison.n}</small>"
+    return text, fmt.escape(figure(comparison.paper_mean, comparison.paper_std))
 
 
 def _scale_sentence(scales: str) -> str:
@@ -226,10 +231,14 @@ def _body(table: pd.DataFrame, fmt: _Format) -> list[tuple[str, str, list[str]]]
         if heading != current and heading:
             rows.append(("heading", fmt.escape(heading), []))
         current = heading
-        rows.append(
-            ("row", _format_label(str(label), fmt),
-             [(_compact_cell if fmt.compact else _cell_text)(value, fmt) for value in values])
-        )
+        if not fmt.compact:
+            rows.append(("row", _format_label(str(label), fmt),
+                         [_cell_text(value, fmt) for value in values]))
+            continue
+        ours, theirs = zip(*(_compact_cell(value, fmt) for value in values)) if values else ((), ())
+        rows.append(("row", _format_label(str(label), fmt), list(ours)))
+        if any(theirs):
+            rows.append(("paper", "paper", list(theirs)))
     return rows
 
 
@@ -274,6 +283,10 @@ def _html(table: pd.DataFrame, fmt: _Format) -> str:
     for kind, text, cells in _body(table, fmt):
         if kind == "heading":
             lines.append(f'<tr><td colspan="{width + 1}"><i>{text}</i></td></tr>')
+        elif kind == "paper":
+            lines.append('<tr class="paper-figures">' + "".join(
+                f'<td><small style="color:#666">{value}</small></td>'
+                for value in [text, *cells]) + "</tr>")
         else:
             lines.append(
                 "<tr>" + "".join(f"<td>{value}</td>" for value in [text, *cells]) + "</tr>"
