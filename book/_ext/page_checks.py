@@ -58,7 +58,7 @@ NEGATIVE_ZERO = re.compile(r"(?<![\w.])[−-]0(?:\.0+)?(?:e[+-]?\d+)?(?![\w.])")
 PARENTHESISED_PLURAL = re.compile(r"\b[A-Za-z]+\(s\)")
 LOCAL_PATH = re.compile(r"(?<![\w.~])/(?:work|home|tmp|root)/")
 SNAKE_CASE = re.compile(r"(?<![\w./:=-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/(=-])")
-CHAPTER_NUMBER = re.compile(r"\b[Cc]hapters? \d+\b")
+CHAPTER_NUMBER = re.compile(r"\b[Cc]hapters?\s+\d+\b")
 FILE_NAME = re.compile(r"^[\w.-]*\.(?:png|svg|jpe?g|gif)$|^[0-9a-f]{16,}$", re.I)
 #: The names whose calls draw or glue: a statement on one of them is plumbing.
 PLOTTING = frozenset({"plt", "ax", "axes", "axis", "fig", "figure", "figures", "glue",
