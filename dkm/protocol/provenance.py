@@ -16,7 +16,7 @@ import dkm
 from dkm.reproducibility.arithmetic import intra_op_threads
 from dkm.reproducibility.cache_sizes import tensorflow_cache_sizes
 from dkm.checkpoints import code_version
-from dkm.reproducibility.kernel_settings import arithmetic_environment
+from dkm.reproducibility.kernel_settings import arithmetic_environment, onednn_enabled
 from dkm.reproducibility.kernel_settings import VECTOR_EXTENSIONS, cpuinfo_fields
 from dkm.protocol.environment import deciding_versions, lock_state
 
@@ -77,7 +77,7 @@ def arithmetic_settings(cpuinfo: str | None = None) -> dict[str, object]:
     return {
         "vector_extensions": [isa for isa in VECTOR_EXTENSIONS if isa in flags],
         "environment": arithmetic_environment(),
-        "onednn": _onednn_enabled(),
+        "onednn": onednn_enabled(),
         "intra_op_threads": tensorflow_intra_op_threads(),
         "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
         "cache_sizes": None if cache_sizes is None else list(cache_sizes),
@@ -91,17 +91,6 @@ def tensorflow_intra_op_threads() -> int:
     import tensorflow as tf
 
     return tf.config.threading.get_intra_op_parallelism_threads() or intra_op_threads()
-
-
-def _onednn_enabled() -> bool | None:
-    """Whether TensorFlow's oneDNN kernels are on, as TensorFlow itself decided (its
-    ``IsMklEnabled``, not a public API: None where it is missing)."""
-    try:
-        from tensorflow.python.util import _pywrap_util_port
-    except ImportError:
-        return None
-    enabled = getattr(_pywrap_util_port, "IsMklEnabled", None)
-    return bool(enabled()) if enabled is not None else None
 
 
 def cpu_identity(cpuinfo: str | None = None) -> str:

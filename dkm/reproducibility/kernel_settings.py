@@ -2,7 +2,8 @@
 oneDNN, XLA, OpenMP and TensorFlow's thread pools read when they start.
 
 Read by the records' provenance (:mod:`dkm.protocol.provenance`) and the reproducible
-arithmetic (:mod:`dkm.reproducibility.arithmetic`). No TensorFlow needed.
+arithmetic (:mod:`dkm.reproducibility.arithmetic`). No TensorFlow needed, but for
+:func:`onednn_enabled`.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = ["VECTOR_EXTENSIONS", "ARITHMETIC_VARIABLES", "arithmetic_environment",
-           "cpuinfo_fields"]
+           "cpuinfo_fields", "onednn_enabled"]
 
 #: The CPU flags of the vector instruction sets that oneDNN and XLA may choose kernels for.
 VECTOR_EXTENSIONS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
@@ -47,3 +48,22 @@ def cpuinfo_fields(cpuinfo: str | None = None) -> dict[str, str]:
         key, _, value = line.partition(":")
         fields.setdefault(key.strip(), value.strip())
     return fields
+
+
+def onednn_enabled() -> bool | None:
+    """Whether TensorFlow's oneDNN kernels are on, as TensorFlow itself decided: its
+    ``IsMklEnabled``, a private interface, read only from the TensorFlow it was checked with
+    (:data:`dkm.reproducibility.shared_functions.CHECKED_TENSORFLOW`); None elsewhere, or
+    where it is missing (imports TensorFlow)."""
+    import tensorflow as tf
+
+    from dkm.reproducibility.shared_functions import CHECKED_TENSORFLOW
+
+    if not tf.__version__.startswith(CHECKED_TENSORFLOW):
+        return None
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+    except ImportError:
+        return None
+    enabled = getattr(_pywrap_util_port, "IsMklEnabled", None)
+    return bool(enabled()) if enabled is not None else None
