@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from dkm.autoencoder import Architecture, Autoencoder
-import dkm.reproducibility.shared_functions as sharing
+import dkm.reproducibility.kernel_settings as kernel_settings
 from dkm.reproducibility.shared_functions import (SharedFunctions, graph_fingerprint,
                                                   held_bytes, share_compiled_epochs,
                                                   shared_epochs)
@@ -107,6 +107,6 @@ def test_without_opting_in_each_trainer_runs_its_own_trace():
 
 def test_another_tensorflow_runs_every_trace_itself(monkeypatch):
     # _call_flat is TensorFlow's private interface: used only with the release it was checked on
-    monkeypatch.setattr(sharing, "CHECKED_TENSORFLOW", ("0.0.",))
+    monkeypatch.setattr(kernel_settings, "CHECKED_TENSORFLOW", ("0.0.",))
     traced = _traced(_trainer([1]))
     assert SharedFunctions().runner(traced) is traced

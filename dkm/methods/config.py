@@ -46,6 +46,12 @@ class RunIdentity:
     fixed: Mapping[str, Any] = field(default_factory=dict)
 
 
+def switches(config: Any) -> list[dataclasses.Field]:
+    """The fields of a configuration (or its class) that are a study's switches
+    (:data:`RECORDED_WHEN_SET`)."""
+    return [f for f in dataclasses.fields(config) if f.metadata.get("recorded_when_set")]
+
+
 def identity_params(config: Any, default: RunIdentity | None = None) -> dict[str, Any]:
     """The fields of ``config`` that a run's record holds, as JSON values, by its class's
     declared :class:`RunIdentity` (``default`` for a class that declares none: a plugin's).
@@ -56,10 +62,10 @@ def identity_params(config: Any, default: RunIdentity | None = None) -> dict[str
         For a field that the declaration neither names nor marks as a study's switch.
     """
     identity = getattr(type(config), "IDENTITY", None) or default
-    switches = [f for f in dataclasses.fields(config) if f.metadata.get("recorded_when_set")]
+    switched = switches(config)
     named = {*identity.fields, *identity.renamed}
     undeclared = [f.name for f in dataclasses.fields(config)
-                  if f.name not in named and f not in switches]
+                  if f.name not in named and f not in switched]
     if undeclared:
         raise ValueError(
             f"{type(config).__name__} has the field(s) {', '.join(undeclared)}, which its "
@@ -69,7 +75,7 @@ def identity_params(config: Any, default: RunIdentity | None = None) -> dict[str
     params = {name: jsonable(getattr(config, name)) for name in identity.fields}
     params.update({recorded: jsonable(getattr(config, name))
                    for name, recorded in identity.renamed.items()})
-    params.update({f.name: jsonable(getattr(config, f.name)) for f in switches
+    params.update({f.name: jsonable(getattr(config, f.name)) for f in switched
                    if getattr(config, f.name) != f.default})
     return {**identity.fixed, **params}
 

@@ -28,8 +28,8 @@ from dkm.checkpoints import RunCheckpoints, code_version, run_key
 from dkm.losses import get_distance
 from dkm.methods.common import LoopConfig, MethodResult, nearest_center
 from dkm.methods.config import jsonable
-from dkm.methods.parameters import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT,
-                                    converted, declared, fill_docstring, loop_parameters,
+from dkm.methods.parameters import (NON_NEGATIVE_INT, POSITIVE_INT, converted, declared,
+                                    fill_docstring, flagged_values, loop_parameters,
                                     parameter)
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained
 from dkm.methods.template import fit_deep_method
@@ -265,8 +265,7 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
         run = {
             "estimator": type(self).__name__, "seed": int(self.random_state),
             "config": jsonable(self._config()), "embedding_dim": self.embedding_dim,
-            "loop": {f.name: jsonable(getattr(loop, f.name))
-                     for f in declared(type(loop)) if f.metadata["identity"]},
+            "loop": flagged_values(loop, "identity"),
             "data": [list(X.shape), hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()],
             "pretrained": None if self.pretrained is None else self.pretrained.fingerprint(0),
         }

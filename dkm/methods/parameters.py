@@ -15,7 +15,8 @@ from typing import Any, Callable, Iterable, Mapping
 from sklearn.utils._param_validation import Interval
 
 __all__ = ["NON_NEGATIVE", "NON_NEGATIVE_INT", "POSITIVE", "POSITIVE_INT", "converted",
-           "declared", "documentation", "fill_docstring", "loop_parameters", "parameter"]
+           "declared", "documentation", "fill_docstring", "flagged_values", "loop_parameters",
+           "parameter"]
 
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 NON_NEGATIVE_INT = Interval(Integral, 0, None, closed="left")
@@ -55,6 +56,15 @@ def parameter(default: Any, constraint: list, doc: str, *, convert: Callable | N
 def declared(cls: type) -> tuple[dataclasses.Field, ...]:
     """The fields of the dataclass ``cls`` declared with :func:`parameter`, in order."""
     return tuple(f for f in dataclasses.fields(cls) if "doc" in f.metadata)
+
+
+def flagged_values(settings: Any, flag: str) -> dict[str, Any]:
+    """The values, as JSON, of the parameters that the dataclass instance ``settings``
+    declares with ``flag`` set (``"identity"`` or ``"recorded"``, :func:`parameter`)."""
+    from dkm.methods.config import jsonable
+
+    return {f.name: jsonable(getattr(settings, f.name))
+            for f in declared(type(settings)) if f.metadata[flag]}
 
 
 def converted(loop_class: type, values: Mapping[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import numpy as np
 from dkm.reproducibility.arithmetic import Arithmetic, current_arithmetic
 from dkm.checkpoints import RunCheckpoints, run_key
 from dkm.data import Dataset, load, paper_dataset
-from dkm.methods.config import RunIdentity, identity_params, jsonable, with_overrides
+from dkm.methods.config import RunIdentity, identity_params, switches, with_overrides
 from dkm.metrics import evaluate
 from dkm.protocol import paper, registry
 from dkm.protocol.paper import TRADEOFF_GRID
@@ -131,10 +131,9 @@ def _undeclared_identity(config: Any, entry: registry.Method) -> RunIdentity:
     """What the record of a configuration whose class declares no ``IDENTITY`` (a plugin's)
     holds: every field, the trade-off under its name, and the Euclidean distance unless
     the configuration names one."""
-    switches = {f.name for f in dataclasses.fields(config)
-                if f.metadata.get("recorded_when_set")}
+    switched = {f.name for f in switches(config)}
     names = tuple(f.name for f in dataclasses.fields(config)
-                  if f.name not in switches and f.name != entry.config_field)
+                  if f.name not in switched and f.name != entry.config_field)
     renamed = {entry.config_field: entry.tradeoff} if entry.tradeoff is not None else {}
     return RunIdentity(0, names, renamed, {"distance": "euclidean"})
 
@@ -142,10 +141,9 @@ def _undeclared_identity(config: Any, entry: registry.Method) -> RunIdentity:
 def recorded_loop_settings(loop: Any) -> dict[str, Any]:
     """The loop's settings that a record holds (those declared ``recorded``,
     :func:`dkm.methods.parameters.parameter`), as JSON values."""
-    from dkm.methods.parameters import declared
+    from dkm.methods.parameters import flagged_values
 
-    return {f.name: jsonable(getattr(loop, f.name))
-            for f in declared(type(loop)) if f.metadata["recorded"]}
+    return flagged_values(loop, "recorded")
 
 
 def data_fingerprint(dataset: Dataset) -> str:

@@ -20,7 +20,7 @@ The protocol (:mod:`dkm.protocol`) opts into both for its runs; a user calls
 :func:`use_reproducible_arithmetic` for fits that another CPU reruns bit for bit. Each use
 of a private interface of TensorFlow is here, behind a check of the TensorFlow it was
 written for (:data:`dkm.reproducibility.cache_sizes.CHECKED_KERNELS`,
-:data:`dkm.reproducibility.shared_functions.CHECKED_TENSORFLOW`). Importing this package
+:data:`dkm.reproducibility.kernel_settings.CHECKED_TENSORFLOW`). Importing this package
 does not import TensorFlow.
 """
 from __future__ import annotations

@@ -11,8 +11,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["VECTOR_EXTENSIONS", "ARITHMETIC_VARIABLES", "arithmetic_environment",
-           "cpuinfo_fields", "onednn_enabled"]
+__all__ = ["VECTOR_EXTENSIONS", "ARITHMETIC_VARIABLES", "CHECKED_TENSORFLOW",
+           "arithmetic_environment", "checked_tensorflow", "cpuinfo_fields", "onednn_enabled"]
 
 #: The CPU flags of the vector instruction sets that oneDNN and XLA may choose kernels for.
 VECTOR_EXTENSIONS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
@@ -22,6 +22,9 @@ VECTOR_EXTENSIONS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512b
 ARITHMETIC_VARIABLES = ("TF_ENABLE_ONEDNN_OPTS", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA",
                         "XLA_FLAGS", "TF_XLA_FLAGS", "OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
                         "TF_NUM_INTEROP_THREADS", "TF_DETERMINISTIC_OPS")
+#: The TensorFlow releases whose private interfaces this layer was checked with, by version
+#: prefix: the lock's (``requirements.lock``).
+CHECKED_TENSORFLOW = ("2.21.",)
 # TensorFlow's flag of a persistent compilation cache names a folder, not a kernel
 _CACHE_FLAG = "--tf_xla_persistent_cache_directory"
 
@@ -50,16 +53,18 @@ def cpuinfo_fields(cpuinfo: str | None = None) -> dict[str, str]:
     return fields
 
 
-def onednn_enabled() -> bool | None:
-    """Whether TensorFlow's oneDNN kernels are on, as TensorFlow itself decided: its
-    ``IsMklEnabled``, a private interface, read only from the TensorFlow it was checked with
-    (:data:`dkm.reproducibility.shared_functions.CHECKED_TENSORFLOW`); None elsewhere, or
-    where it is missing (imports TensorFlow)."""
+def checked_tensorflow() -> bool:
+    """Whether the installed TensorFlow is one of :data:`CHECKED_TENSORFLOW` (imports it)."""
     import tensorflow as tf
 
-    from dkm.reproducibility.shared_functions import CHECKED_TENSORFLOW
+    return tf.__version__.startswith(CHECKED_TENSORFLOW)
 
-    if not tf.__version__.startswith(CHECKED_TENSORFLOW):
+
+def onednn_enabled() -> bool | None:
+    """Whether TensorFlow's oneDNN kernels are on, as TensorFlow itself decided: its
+    ``IsMklEnabled``, a private interface, read only from a TensorFlow of
+    :data:`CHECKED_TENSORFLOW`; None elsewhere, or where it is missing (imports TensorFlow)."""
+    if not checked_tensorflow():
         return None
     try:
         from tensorflow.python.util import _pywrap_util_port

@@ -37,7 +37,8 @@ take long enough for a compilation not to matter.
 
 Running a function with another trace's captured inputs uses
 ``ConcreteFunction._call_flat``, which TensorFlow does not document: it is used only
-with the TensorFlow it was checked against (:data:`CHECKED_TENSORFLOW`, the lock's);
+with the TensorFlow it was checked against
+(:data:`dkm.reproducibility.kernel_settings.CHECKED_TENSORFLOW`, the lock's);
 with another, every trace runs its own function (and compiles it), as without sharing.
 A shared function is run eagerly, outside any gradient tape (as the trainer runs its
 epochs). :func:`share_compiled_epochs` makes every trainer of the process run its
@@ -54,21 +55,19 @@ from typing import Any, Callable
 import tensorflow as tf
 
 from dkm import training
+from dkm.reproducibility.kernel_settings import checked_tensorflow
 
-__all__ = ["CHECKED_TENSORFLOW", "SharedFunctions", "graph_fingerprint", "held_bytes",
-           "share_compiled_epochs", "shared_epochs"]
-
-#: The TensorFlow releases whose ``ConcreteFunction._call_flat`` the sharing was checked
-#: with (``tests/test_shared_functions.py``), by version prefix: the lock's.
-CHECKED_TENSORFLOW = ("2.21.",)
+__all__ = ["SharedFunctions", "graph_fingerprint", "held_bytes", "share_compiled_epochs",
+           "shared_epochs"]
 
 _TRAILING_NUMBER = re.compile(r"(\d+)$")
 
 
 def _private_call_checked(function: Any) -> bool:
-    """Whether ``function`` can be run with another trace's inputs: a TensorFlow of
-    :data:`CHECKED_TENSORFLOW` whose traces have ``_call_flat``."""
-    return tf.__version__.startswith(CHECKED_TENSORFLOW) and hasattr(function, "_call_flat")
+    """Whether ``function`` can be run with another trace's inputs: a checked TensorFlow
+    (:func:`dkm.reproducibility.kernel_settings.checked_tensorflow`) whose traces have
+    ``_call_flat`` (``tests/test_shared_functions.py``)."""
+    return checked_tensorflow() and hasattr(function, "_call_flat")
 
 
 def _creation_order(name: str) -> int:

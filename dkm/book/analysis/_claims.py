@@ -219,6 +219,7 @@ def check_claims(
         for dataset in names:
             if paper_dataset(dataset) not in claim.datasets:
                 continue
+            collapsed = _collapsed(frame, claim, dataset)
             for metric in claim.metrics:
                 published = (paper.reported(claim.table, claim.first, paper_dataset(dataset), metric)[0]
                              - paper.reported(claim.table, claim.second, paper_dataset(dataset),
@@ -235,7 +236,7 @@ def check_claims(
                              "size_inside": bool(tested["low"] <= published <= tested["high"]),
                              "paper_verdict": "excepted" if excepted else significance_verdict(
                                  claim.kind, published, delta),
-                             "collapsed": _collapsed(frame, claim, dataset)})
+                             "collapsed": collapsed})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -313,10 +314,7 @@ def verdict_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = No
     cells: dict[str, dict[str, str]] = {}
     for (label, dataset), rows in checked.groupby(["label", "dataset"], sort=False):
         cells.setdefault(label, {})[dataset] = " ".join(
-            VERDICT_SYMBOLS[verdict] + (FLIP_SYMBOL if index in flipped else "")
-            + (COLLAPSE_SYMBOL if row_collapsed else "")
-            for index, verdict, row_collapsed in zip(rows.index, rows["verdict"],
-                                                     _collapsed_rows(rows)))
+            "".join(_our_marks(row, flipped, sized=False)) for row in rows.itertuples())
     grid = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=order)
     return grid.fillna("")
 
@@ -341,14 +339,9 @@ def two_source_grid(checked: pd.DataFrame,
     cells: dict[str, dict[tuple[str, str], str]] = {}
     for (label, dataset), rows in checked.groupby(["label", "dataset"], sort=False):
         theirs, ours = [], []
-        for index, row in rows.iterrows():
+        for row in rows.itertuples():
             theirs.append(VERDICT_SYMBOLS[row.paper_verdict])
-            marks = VERDICT_SYMBOLS[row.verdict]
-            if row.verdict in TESTED:
-                marks += SIZE_SYMBOLS[bool(row.size_inside)]
-            marks += (FLIP_SYMBOL if index in flipped else "") + (
-                COLLAPSE_SYMBOL if bool(row.collapsed) else "")
-            ours.append(marks)
+            ours.append("".join(_our_marks(row, flipped, sized=row.verdict in TESTED)))
         cells.setdefault(label, {})[(dataset, SOURCES[0])] = " ".join(theirs)
         cells[label][(dataset, SOURCES[1])] = " ".join(ours)
     columns = pd.MultiIndex.from_tuples([(d, source) for d in order for source in SOURCES])
@@ -369,6 +362,17 @@ def flips(checked: pd.DataFrame) -> pd.DataFrame:
     would change (both tests deciding the claim)."""
     given = checked["verdict"].isin(TESTED) & checked["unpaired_verdict"].isin(TESTED)
     return checked[given & (checked["verdict"] != checked["unpaired_verdict"])]
+
+
+def _our_marks(row: Any, flipped: set, sized: bool = True) -> list[str]:
+    """The marks of our verdict on one claim's cell: the verdict (:data:`VERDICT_SYMBOLS`),
+    where ``sized`` and it was tested whether the paper's difference lies in our interval
+    (:data:`SIZE_SYMBOLS`), :data:`FLIP_SYMBOL` where the paper's unpaired test changes it
+    (the row's index in ``flipped``) and :data:`COLLAPSE_SYMBOL` where a model collapsed."""
+    return ([VERDICT_SYMBOLS[row.verdict]]
+            + ([SIZE_SYMBOLS[bool(row.size_inside)]] if sized else [])
+            + ([FLIP_SYMBOL] if row.Index in flipped else [])
+            + ([COLLAPSE_SYMBOL] if bool(getattr(row, "collapsed", False)) else []))
 
 
 def _difference_text(ours: float, low: float, high: float, n: int) -> str:
@@ -427,12 +431,8 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
                 row[(metric, "ours")] = _difference_text(cell.ours, cell.low, cell.high, cell.n)
                 if "margin" in checked:
                     row[(metric, "δ")] = f"{cell.margin:.1f}"
-                row[(metric, " ")] = one_line(" ".join(
-                    [VERDICT_SYMBOLS[cell.verdict]]
-                    + ([SIZE_SYMBOLS[bool(cell.size_inside)]]
-                       if "size_inside" in checked and cell.n >= MIN_PAIRS else [])
-                    + ([FLIP_SYMBOL] if cell.Index in flipped else [])
-                    + ([COLLAPSE_SYMBOL] if getattr(cell, "collapsed", False) else [])))
+                row[(metric, " ")] = one_line(" ".join(_our_marks(
+                    cell, flipped, sized="size_inside" in checked and cell.n >= MIN_PAIRS)))
             rows.append(row)
     table = pd.DataFrame(rows).set_index(["claim", "dataset"]).fillna("")
     table.columns = pd.MultiIndex.from_tuples(table.columns)
