@@ -343,6 +343,9 @@ def test_table_view_typesets_labels_and_rounds():
     assert shown.iloc[0].tolist() == ["USPS", "DKM<sup>pa</sup>", "DKM<sup>p</sup>", "71.3",
                                       "+1.0", "[−0.5,\u00a0+2.6]"]
     assert shown.iloc[1].tolist()[-2:] == ["–", "–"]
+    # the difference and its interval in one cell, on one line
+    together = table_view(frame, ["difference [95 %]"])["difference [95 %]"].tolist()
+    assert together == ["+1.0\u00a0[−0.5,\u00a0+2.6]", "–"]
     # a label with a space keeps to one line in HTML
     authors = table_view(frame.assign(method="dcn-p-authors"), ["method"])
     assert authors.iloc[0, 0] == "DCN<sup>p</sup>\u00a0(authors)"

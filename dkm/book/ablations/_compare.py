@@ -346,7 +346,8 @@ def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "htm
     columns : sequence of str
         The columns shown, in order; ``"interval"`` is the t interval of the
         difference, with a no-break space so that a table keeps it on one line
-        (``"–"`` where there is none).
+        (``"–"`` where there is none), and ``"difference [95 %]"`` the difference
+        followed by its interval (:func:`difference_text`), on one line.
     fmt : str
         A format of :func:`dkm.book.tables.typeset` for the method labels. In
         ``"html"`` the labels of the methods and datasets also keep to one line
@@ -372,7 +373,10 @@ def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "htm
         method=comparison["method"].map(label), against=comparison["against"].map(label),
         dataset=[label_text(paper.dataset_label(paper_dataset(d))) for d in comparison["dataset"]],
         interval=[one_line(_interval_text(lo, hi)) if np.isfinite(lo) else "–"
-                  for lo, hi in zip(comparison["low"], comparison["high"])])
+                  for lo, hi in zip(comparison["low"], comparison["high"])],
+        **{"difference [95 %]": [one_line(difference_text(row))
+                                 if np.isfinite(row.difference) else "–"
+                                 for row in comparison.itertuples()]})
     for column in columns:
         if shown[column].dtype.kind == "f":
             shown[column] = [number(v, column in _SIGNED) for v in shown[column]]
