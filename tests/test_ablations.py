@@ -869,6 +869,48 @@ def test_every_page_sets_a_study_against_the_protocol_from_one_selection():
         source = (root / page).read_text()
         assert "ablations.studies_with_protocol(" in source, page
         assert "ablations.load_study(" not in source, page
-    studies, protocol = ablations.studies_with_protocol(root / "results", ["usps"])
-    arithmetics = {record_arithmetic(r) for runs in studies.values() for r in runs}
-    assert {record_arithmetic(r) for r in protocol} == arithmetics and len(arithmetics) == 1
+    studies, protocol = ablations.studies_with_protocol(root / "results", ["usps", "20news"])
+    usps = [r for r in [*protocol, *(r for runs in studies.values() for r in runs)]
+            if r["dataset"] == "usps"]
+    # every study's USPS runs are made in the reproducible arithmetic of USPS's protocol store
+    assert {record_arithmetic(r) for r in usps} == {"reproducible"}
+    assert {record_arithmetic(r) for r in protocol if r["dataset"] == "20news"} == {"native"}
+
+
+def _rerun_of(path, record):
+    """The committed record of ``results/<path>`` of the same run as ``record`` in the other
+    arithmetic."""
+    from dkm.protocol.results import ResultsStore
+
+    same = {k: v for k, v in record["params"].items() if k != "arithmetic"}
+    return next(r for r in ResultsStore(REPO_ROOT / "results" / path).records()
+                if r["method"] == record["method"] and r["seed"] == record["seed"]
+                and {k: v for k, v in r["params"].items() if k != "arithmetic"} == same)
+
+
+def test_a_dataset_is_read_in_its_protocols_arithmetic_once_its_studies_reruns_are_made(tmp_path):
+    from dkm.protocol.results import ResultsStore
+
+    native_protocol = _committed("native/usps.jsonl", method="dkm-p", seed=STUDY_SEEDS[2])
+    protocol = _committed("usps.jsonl", method="dkm-p", seed=STUDY_SEEDS[2])
+    native_cliff = _committed("ablations/lambda.jsonl", seed=STUDY_SEEDS[2])
+    cliff = _rerun_of("reproducible/ablations/lambda.jsonl", native_cliff)
+    for path, record in {"usps.jsonl": protocol, "native/usps.jsonl": native_protocol,
+                         "ablations/lambda.jsonl": native_cliff}.items():
+        ResultsStore(tmp_path / path).append(record)
+    # a native run of a study not yet made in the protocol's arithmetic: USPS read natively
+    assert ablations.studies_arithmetics(tmp_path) == {"usps": "native"}
+    studies, against = ablations.studies_with_protocol(tmp_path, ["usps"])
+    assert studies["lambda"] == [native_cliff] and against == [native_protocol]
+    assert ablations.study_tradeoff_points(tmp_path).seed.tolist() == [STUDY_SEEDS[2]] * 2
+    ResultsStore(tmp_path / "reproducible" / "ablations" / "lambda.jsonl").append(cliff)
+    assert ablations.studies_arithmetics(tmp_path) == {"usps": "reproducible"}
+    studies, against = ablations.studies_with_protocol(tmp_path, ["usps"])
+    assert studies["lambda"] == [cliff] and against == [protocol]
+    points = ablations.study_tradeoff_points(tmp_path)
+    assert points.test.tolist() == pytest.approx(
+        [100 * r["metrics"]["test"]["acc"] for r in (protocol, cliff)])
+    # a variant set against a protocol run of the other arithmetic is refused
+    with pytest.raises(ValueError, match="usps: native and reproducible"):
+        ablations.compare([native_cliff], [protocol])
+    assert len(ablations.compare([cliff], [protocol])) == 1

@@ -11,6 +11,7 @@ from dkm.book.ablations._studies import SCORE_SOURCES, STUDY_SEEDS, _score, desc
 from dkm.book.analysis import CLAIMS, Claim, paired_difference, signed
 from dkm.data import dataset_label, paper_dataset
 from dkm.protocol import paper, registry
+from dkm.protocol.results import arithmetic_by_dataset
 
 
 def compare(
@@ -59,6 +60,8 @@ def compare(
     """
     if of not in SCORE_SOURCES:
         raise ValueError(f"of must be one of {sorted(SCORE_SOURCES)}, got {of!r}")
+    ablation, protocol = list(ablation), list(protocol)
+    arithmetic_by_dataset([*ablation, *protocol])  # a variant and its baseline, one arithmetic
     source = SCORE_SOURCES[of]
     against = dict(against or {})
     baseline: dict[tuple[str, str, str], dict[int, float]] = {}

@@ -15,8 +15,8 @@ import pandas as pd
 from dkm.data import PAPER_STATISTICS, paper_dataset
 from dkm.protocol import paper, registry
 from dkm.reproducibility.arithmetic import Arithmetic
-from dkm.protocol.results import (ResultsStore, held_runs, record_arithmetic, record_scale,
-                                  results_folder, store_path, store_records)
+from dkm.protocol.results import (ResultsStore, dataset_stores, held_runs, record_arithmetic,
+                                  record_scale, results_folder, store_path, store_records)
 
 
 
@@ -281,15 +281,56 @@ def load_study(name: str, results_dir: str | os.PathLike[str]) -> list[dict[str,
 
 
 def protocol_records(results_dir: str | os.PathLike[str], datasets: Iterable[str],
-                     arithmetic: Arithmetic | None = None) -> list[dict[str, Any]]:
+                     arithmetic: Arithmetic | Mapping[str, Arithmetic] | None = None
+                     ) -> list[dict[str, Any]]:
     """The protocol's records of ``datasets``: those of ``results_dir/<dataset>.jsonl``, or,
-    with ``arithmetic``, its runs in that arithmetic wherever the folder keeps them
-    (:func:`dkm.protocol.results.store_records`).
-
-    A study's variants are compared with the protocol's runs in the studies' own arithmetic
-    (:func:`dkm.protocol.results.single_arithmetic` of their records).
+    with ``arithmetic`` (one for every dataset, or one per dataset), its runs in that
+    arithmetic wherever the folder keeps them (:func:`dkm.protocol.results.store_records`).
     """
-    return [r for dataset in datasets for r in store_records(results_dir, dataset, arithmetic)]
+    def chosen(dataset: str) -> Arithmetic | None:
+        return arithmetic.get(dataset) if isinstance(arithmetic, Mapping) else arithmetic
+
+    return [r for dataset in datasets
+            for r in store_records(results_dir, dataset, chosen(dataset))]
+
+
+#: The folders of a results folder that hold the studies' stores: those of the studies'
+#: first arithmetic, and those of their runs in the reproducible one.
+STUDY_FOLDERS = ("ablations", "reproducible/ablations")
+
+
+def studies_arithmetics(results_dir: str | os.PathLike[str]) -> dict[str, Arithmetic]:
+    """The arithmetic in which the book reads each dataset's studies, and the protocol's runs
+    they are set against.
+
+    A dataset is read in the arithmetic of its protocol's store (``results/usps.jsonl`` is in
+    the reproducible one) once every native run of every study on it has been made in that
+    arithmetic too; until then its studies and protocol runs are read in the native
+    arithmetic, whole.
+
+    Returns
+    -------
+    dict of str to {"native", "reproducible"}
+        Each dataset that a protocol store or a study's run names; ``"native"`` where there
+        is no protocol store.
+    """
+    from dkm.book.analysis import missing_in_arithmetic
+
+    folder = Path(results_dir)
+    native = [r for name in _declared_studies()
+              for r in _read(store_path(folder / "ablations", name))
+              if record_arithmetic(r) == "native"]
+    found = {r["dataset"]: "native" for r in native}
+    held = None
+    for dataset, store in dataset_stores(folder).items():
+        arithmetics = ResultsStore(store).arithmetics()
+        found[dataset] = arithmetics.pop() if len(arithmetics) == 1 else "native"
+        if found[dataset] != "native":
+            held = held_runs(folder) if held is None else held
+            runs = [r for r in native if r["dataset"] == dataset]
+            if missing_in_arithmetic(runs, found[dataset], held):
+                found[dataset] = "native"
+    return found
 
 
 def studies_with_protocol(results_dir: str | os.PathLike[str], datasets: Iterable[str],
@@ -297,25 +338,24 @@ def studies_with_protocol(results_dir: str | os.PathLike[str], datasets: Iterabl
     """Every study's runs and the protocol's records they are compared with: the one
     selection from which every page sets a study's variants against the protocol.
 
+    Each dataset's runs, the studies' and the protocol's, are those of one arithmetic,
+    :func:`studies_arithmetics`'.
+
     Returns
     -------
     studies : dict of str to list of dict
-        Each study's runs (:func:`load_study`, from ``results_dir/ablations``).
+        Each study's runs (:func:`load_study`, from the folders of :data:`STUDY_FOLDERS`).
     protocol : list of dict
-        The protocol's records of ``datasets`` in the studies' one arithmetic
-        (:func:`protocol_records`).
-
-    Raises
-    ------
-    ValueError
-        When the studies' runs were made in more than one arithmetic.
+        The protocol's records of ``datasets`` (:func:`protocol_records`).
     """
-    from dkm.protocol.results import single_arithmetic
-
-    studies = {name: load_study(name, Path(results_dir) / "ablations")
+    folder = Path(results_dir)
+    arithmetic_of = studies_arithmetics(folder)
+    studies = {name: [r for sub in STUDY_FOLDERS for r in load_study(name, folder / sub)
+                      if record_arithmetic(r) == arithmetic_of.get(r["dataset"], "native")]
                for name in _declared_studies()}
-    arithmetic = single_arithmetic(r for runs in studies.values() for r in runs)
-    return studies, protocol_records(results_dir, datasets, arithmetic)
+    datasets = list(datasets)
+    return studies, protocol_records(folder, datasets,
+                                     {d: arithmetic_of.get(d, "native") for d in datasets})
 
 
 def _configuration(variant: Variant, dataset: str, scale: float = 1.0) -> Any:

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dkm.book.ablations._studies import (STUDY_SEEDS, _score, describe, load_study, study,
-                                         switches)
+from dkm.book.ablations._studies import (STUDY_FOLDERS, STUDY_SEEDS, _score, describe, load_study,
+                                         studies_arithmetics, study, switches)
 from dkm.protocol import registry
-from dkm.protocol.results import single_arithmetic, store_records
+from dkm.protocol.results import record_arithmetic, store_records
 
 
 def tradeoff_points(records: Iterable[Mapping[str, Any]], dataset: str, method: str = "dkm-p",
@@ -63,8 +63,9 @@ def study_tradeoff_points(results_dir: str | os.PathLike[str], store: str = "usp
     The runs are the protocol's (``<store>.jsonl``), its line search's
     (``<store>-lambda.jsonl``) and the ``"lambda"`` study's
     (``ablations/lambda.jsonl``), where each exists, on :data:`STUDY_SEEDS`, all in the
-    study's arithmetic (else the search's): a run in the other arithmetic is another run of
-    the same value and seed (:func:`dkm.protocol.results.store_records`).
+    arithmetic in which the book reads the dataset's studies (:func:`studies_arithmetics`):
+    a run in the other arithmetic is another run of the same value and seed
+    (:func:`dkm.protocol.results.store_records`).
 
     Parameters
     ----------
@@ -83,9 +84,9 @@ def study_tradeoff_points(results_dir: str | os.PathLike[str], store: str = "usp
         As :func:`tradeoff_points`.
     """
     folder = Path(results_dir)
-    studied = load_study("lambda", folder / "ablations")
-    found = studied or store_records(folder, f"{store}-lambda")
-    arithmetic = single_arithmetic(found) if found else None
+    arithmetic = studies_arithmetics(folder).get(store, "native")
+    studied = [r for sub in STUDY_FOLDERS for r in load_study("lambda", folder / sub)
+               if r["dataset"] == store and record_arithmetic(r) == arithmetic]
     runs = [r for name in (store, f"{store}-lambda")
             for r in store_records(folder, name, arithmetic) if r["seed"] in STUDY_SEEDS]
     return tradeoff_points(runs + studied, store, method, metric)

@@ -11,11 +11,11 @@ stores, one private module per job, all re-exported here:
 """
 from __future__ import annotations
 
-from dkm.protocol.results._folder import (AUDITS, STORE_FOLDERS, dataset_stores,
-                                          duplicate_runs, every_store, full_scale_records,
-                                          full_scale_records_by_store, held_runs,
-                                          results_folder, single_arithmetic, store_path,
-                                          store_records, table_stores)
+from dkm.protocol.results._folder import (AUDITS, STORE_FOLDERS, arithmetic_by_dataset,
+                                          dataset_stores, duplicate_runs, every_store,
+                                          full_scale_records, full_scale_records_by_store,
+                                          held_runs, results_folder, single_arithmetic,
+                                          store_path, store_records, table_stores)
 from dkm.protocol.results._record import (COLUMNS, DISTANCE_NAMES, METRICS, SCHEMA_VERSION,
                                           SPLITS, config_hash, is_full_scale, new_record,
                                           record_arithmetic, record_label, record_scale,
@@ -29,5 +29,5 @@ __all__ = [
     "ResultsStore", "check_store_arithmetic",
     "AUDITS", "STORE_FOLDERS", "results_folder", "table_stores", "every_store",
     "dataset_stores", "held_runs", "duplicate_runs", "store_path", "store_records",
-    "single_arithmetic", "full_scale_records", "full_scale_records_by_store",
+    "single_arithmetic", "arithmetic_by_dataset", "full_scale_records", "full_scale_records_by_store",
 ]

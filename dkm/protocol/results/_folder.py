@@ -145,6 +145,26 @@ def single_arithmetic(records: Iterable[Mapping[str, Any]]) -> Arithmetic:
     return found.pop()
 
 
+def arithmetic_by_dataset(records: Iterable[Mapping[str, Any]]) -> dict[str, Arithmetic]:
+    """The one arithmetic of each dataset's records (:func:`record_arithmetic`).
+
+    Raises
+    ------
+    ValueError
+        When one dataset's records were made in more than one arithmetic: a table that set
+        such runs against each other would measure the arithmetic with them.
+    """
+    found: dict[str, set[Arithmetic]] = {}
+    for record in records:
+        found.setdefault(record["dataset"], set()).add(record_arithmetic(record))
+    mixed = {dataset: sorted(kinds) for dataset, kinds in found.items() if len(kinds) > 1}
+    if mixed:
+        raise ValueError("records of one dataset made in two arithmetics: " + "; ".join(
+            f"{dataset}: {' and '.join(kinds)}" for dataset, kinds in mixed.items())
+            + " (read each dataset in one, or compare the arithmetics on purpose)")
+    return {dataset: kinds.pop() for dataset, kinds in found.items()}
+
+
 def dataset_stores(folder: str | os.PathLike[str]) -> dict[str, Path]:
     """The protocol's stores of a results folder, by dataset.
 
