@@ -1031,3 +1031,19 @@ def test_chapter_7_and_chapter_9_read_each_search_whole():
         assert values == set(TRADEOFF_GRID) and alone < values, method
     for page in ("notebooks/07_results.md", "notebooks/09_lambda_search.md"):
         assert "analysis.stored_search(" in (root / page).read_text(), page
+
+
+def test_reruns_missing_counts_a_stores_native_runs_not_yet_made_in_the_other_arithmetic(tmp_path):
+    from dkm.protocol.results import ResultsStore
+
+    root = Path(__file__).resolve().parents[1] / "results"
+    native = next(r for r in ResultsStore(root / "native" / "usps.jsonl").records()
+                  if r["method"] == "km")
+    rerun = next(r for r in ResultsStore(root / "usps.jsonl").records()
+                 if r["method"] == "km" and r["seed"] == native["seed"])
+    assert analysis.reruns_missing(tmp_path, "usps-lambda", "usps") == (0, 0)  # no such store
+    ResultsStore(tmp_path / "usps-lambda.jsonl").append(native)
+    assert analysis.reruns_missing(tmp_path, "usps-lambda", "usps") == (1, 1)
+    assert analysis.reruns_missing(tmp_path, "usps-lambda", "mnist") == (0, 0)
+    ResultsStore(tmp_path / "reproducible" / "usps-lambda.jsonl").append(rerun)
+    assert analysis.reruns_missing(tmp_path, "usps-lambda", "usps") == (0, 1)

@@ -181,3 +181,33 @@ def missing_in_arithmetic(records: Iterable[Mapping[str, Any]], arithmetic: str,
     return [dict(record) for record in records
             if config_hash(record["dataset"], record["method"], record["seed"],
                            params_in(record["params"])) not in held]
+
+
+def reruns_missing(folder: str | os.PathLike[str], store: str, dataset: str,
+                   arithmetic: str = "reproducible") -> tuple[int, int]:
+    """How many of the native runs of ``dataset`` in a store of a results folder are not yet
+    made in ``arithmetic`` anywhere in that folder, and how many there are.
+
+    Parameters
+    ----------
+    folder : path-like
+        The results folder.
+    store : str
+        The store's path inside it, without ``.jsonl`` (``"usps-lambda"``, ``"ablations/alpha"``).
+    dataset : str
+    arithmetic : {"reproducible", "native"}
+
+    Returns
+    -------
+    missing, native : int
+        The runs still to make, and the store's native runs of the dataset; ``(0, 0)`` where the
+        store does not exist.
+    """
+    from dkm.protocol.results import ResultsStore, held_runs, record_arithmetic
+
+    path = Path(folder) / f"{store}.jsonl"
+    if not path.is_file():
+        return 0, 0
+    runs = [r for r in ResultsStore(path).records()
+            if r["dataset"] == dataset and record_arithmetic(r) == "native"]
+    return len(missing_in_arithmetic(runs, arithmetic, held_runs(folder))), len(runs)
