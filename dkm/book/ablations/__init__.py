@@ -105,7 +105,8 @@ _MODELS = ("AUTHORS_DCN", "TOWARDS_DKM", "DKMAblationConfig", "DeepKMeansAblatio
 
 __all__ = [
     *_MODELS, "Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "RESCALED_ALPHAS", "study",
-    "run_study", "load_study", "protocol_records", "studies_arithmetics", "studies_with_protocol", "STUDY_FOLDERS", "variant_params", "protocol_params",
+    "run_study", "load_study", "protocol_records", "studies_arithmetics", "studies_with_protocol",
+    "STUDY_FOLDERS", "variant_params", "protocol_params",
     "switches", "describe", "variant_scores", "pending",
     "compare", "excludes_zero", "zero_nmi_variants", "signed", "and_list", "difference_text",
     "paired_difference_text",

@@ -301,7 +301,7 @@ STUDY_FOLDERS = ("ablations", "reproducible/ablations")
 
 def studies_arithmetics(results_dir: str | os.PathLike[str]) -> dict[str, Arithmetic]:
     """The arithmetic in which the book reads each dataset's studies, and the protocol's runs
-    they are set against.
+    they are set against (a dataset without a protocol store: the native one).
 
     A dataset is read in the arithmetic of its protocol's store (``results/usps.jsonl`` is in
     the reproducible one) once every native run of every study on it has been made in that
@@ -311,24 +311,20 @@ def studies_arithmetics(results_dir: str | os.PathLike[str]) -> dict[str, Arithm
     Returns
     -------
     dict of str to {"native", "reproducible"}
-        Each dataset that a protocol store or a study's run names; ``"native"`` where there
-        is no protocol store.
+        Each dataset that has a protocol store.
     """
-    from dkm.book.analysis import missing_in_arithmetic
+    from dkm.book.analysis import reruns_missing
 
     folder = Path(results_dir)
-    native = [r for name in _declared_studies()
-              for r in _read(store_path(folder / "ablations", name))
-              if record_arithmetic(r) == "native"]
-    found = {r["dataset"]: "native" for r in native}
+    found: dict[str, Arithmetic] = {}
     held = None
     for dataset, store in dataset_stores(folder).items():
         arithmetics = ResultsStore(store).arithmetics()
         found[dataset] = arithmetics.pop() if len(arithmetics) == 1 else "native"
         if found[dataset] != "native":
             held = held_runs(folder) if held is None else held
-            runs = [r for r in native if r["dataset"] == dataset]
-            if missing_in_arithmetic(runs, found[dataset], held):
+            if any(reruns_missing(folder, f"ablations/{name}", dataset, found[dataset], held)[0]
+                   for name in _declared_studies()):
                 found[dataset] = "native"
     return found
 

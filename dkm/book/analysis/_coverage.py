@@ -184,7 +184,8 @@ def missing_in_arithmetic(records: Iterable[Mapping[str, Any]], arithmetic: str,
 
 
 def reruns_missing(folder: str | os.PathLike[str], store: str, dataset: str,
-                   arithmetic: str = "reproducible") -> tuple[int, int]:
+                   arithmetic: str = "reproducible",
+                   held: Mapping[str, Any] | None = None) -> tuple[int, int]:
     """How many of the native runs of ``dataset`` in a store of a results folder are not yet
     made in ``arithmetic`` anywhere in that folder, and how many there are.
 
@@ -195,7 +196,11 @@ def reruns_missing(folder: str | os.PathLike[str], store: str, dataset: str,
     store : str
         The store's path inside it, without ``.jsonl`` (``"usps-lambda"``, ``"ablations/alpha"``).
     dataset : str
+        The dataset whose runs are counted, as the records name it.
     arithmetic : {"reproducible", "native"}
+    held : mapping, optional
+        The folder's :func:`dkm.protocol.results.held_runs`, where the caller has read them
+        already; read here otherwise.
 
     Returns
     -------
@@ -210,4 +215,5 @@ def reruns_missing(folder: str | os.PathLike[str], store: str, dataset: str,
         return 0, 0
     runs = [r for r in ResultsStore(path).records()
             if r["dataset"] == dataset and record_arithmetic(r) == "native"]
-    return len(missing_in_arithmetic(runs, arithmetic, held_runs(folder))), len(runs)
+    held = held_runs(folder) if held is None else held
+    return len(missing_in_arithmetic(runs, arithmetic, held)), len(runs)

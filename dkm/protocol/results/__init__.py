@@ -29,5 +29,6 @@ __all__ = [
     "ResultsStore", "check_store_arithmetic",
     "AUDITS", "STORE_FOLDERS", "results_folder", "table_stores", "every_store",
     "dataset_stores", "held_runs", "duplicate_runs", "store_path", "store_records",
-    "single_arithmetic", "arithmetic_by_dataset", "full_scale_records", "full_scale_records_by_store",
+    "single_arithmetic", "arithmetic_by_dataset", "full_scale_records",
+    "full_scale_records_by_store",
 ]
