@@ -482,8 +482,7 @@ def _pending_in_the_protocols_arithmetic(folder: Path, at_scale: Callable,
     from dkm.reproducibility.arithmetic import recorded_arithmetic
     from dkm.book import ablations, analysis
     from dkm.book.snapshots import load_snapshot
-    from dkm.protocol.results import (ResultsStore, held_runs, dataset_stores,
-                                      record_arithmetic, store_path)
+    from dkm.protocol.results import ResultsStore, held_runs, dataset_stores, store_path
 
     held, lines = None, []
     for dataset, protocol in dataset_stores(folder).items():
@@ -495,9 +494,9 @@ def _pending_in_the_protocols_arithmetic(folder: Path, at_scale: Callable,
             if not native.is_file():
                 continue
             held = held_runs(folder) if held is None else held
-            runs = [r for r in at_scale(ResultsStore(native).records())
-                    if r["dataset"] == dataset and record_arithmetic(r) == "native"]
-            missing = analysis.missing_in_arithmetic(runs, "reproducible", held)
+            missing, runs = map(at_scale, analysis.reruns_to_make(
+                folder, str(native.relative_to(folder).with_suffix("")), dataset,
+                "reproducible", held))
             if not missing:
                 continue
             target = store_path(folder / "reproducible" / native.parent.relative_to(folder),

@@ -1044,6 +1044,7 @@ def test_reruns_missing_counts_a_stores_native_runs_not_yet_made_in_the_other_ar
     assert analysis.reruns_missing(tmp_path, "usps-lambda", "usps") == (0, 0)  # no such store
     ResultsStore(tmp_path / "usps-lambda.jsonl").append(native)
     assert analysis.reruns_missing(tmp_path, "usps-lambda", "usps") == (1, 1)
+    assert analysis.reruns_to_make(tmp_path, "usps-lambda", "usps") == ([native], [native])
     assert analysis.reruns_missing(tmp_path, "usps-lambda", "mnist") == (0, 0)
     ResultsStore(tmp_path / "reproducible" / "usps-lambda.jsonl").append(rerun)
     assert analysis.reruns_missing(tmp_path, "usps-lambda", "usps") == (0, 1)

@@ -124,7 +124,7 @@ from dkm.book.analysis._claims import (
 from dkm.book.analysis._cells import STANDINGS, cell_counts, distinct_cells
 from dkm.book.analysis._coverage import (
     compute, coverage, missing_in_arithmetic, missing_search_seeds, missing_seeds, progress,
-    reruns_missing, wall_hours,
+    reruns_missing, reruns_to_make, wall_hours,
 )
 from dkm.book.analysis._line_search import (
     SEARCH_SUMMARY_COLUMNS,
@@ -179,7 +179,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
            "two_source_grid", "collapsed_verdicts", "COLLAPSE_SYMBOL", "COLLAPSED_NMI", "SOURCES",
            "coverage", "missing_seeds", "missing_search_seeds", "wall_hours", "compute",
-           "missing_in_arithmetic", "reruns_missing",
+           "missing_in_arithmetic", "reruns_missing", "reruns_to_make",
            "cell_counts",
            "distinct_cells", "STANDINGS",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",

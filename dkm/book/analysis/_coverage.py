@@ -183,11 +183,12 @@ def missing_in_arithmetic(records: Iterable[Mapping[str, Any]], arithmetic: str,
                            params_in(record["params"])) not in held]
 
 
-def reruns_missing(folder: str | os.PathLike[str], store: str, dataset: str,
+def reruns_to_make(folder: str | os.PathLike[str], store: str, dataset: str,
                    arithmetic: str = "reproducible",
-                   held: Mapping[str, Any] | None = None) -> tuple[int, int]:
-    """How many of the native runs of ``dataset`` in a store of a results folder are not yet
-    made in ``arithmetic`` anywhere in that folder, and how many there are.
+                   held: Mapping[str, Any] | None = None
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The native runs of ``dataset`` in a store of a results folder that are not yet made in
+    ``arithmetic`` anywhere in that folder, and all of the store's native runs of it.
 
     Parameters
     ----------
@@ -196,7 +197,7 @@ def reruns_missing(folder: str | os.PathLike[str], store: str, dataset: str,
     store : str
         The store's path inside it, without ``.jsonl`` (``"usps-lambda"``, ``"ablations/alpha"``).
     dataset : str
-        The dataset whose runs are counted, as the records name it.
+        The dataset whose runs are read, as the records name it.
     arithmetic : {"reproducible", "native"}
     held : mapping, optional
         The folder's :func:`dkm.protocol.results.held_runs`, where the caller has read them
@@ -204,16 +205,33 @@ def reruns_missing(folder: str | os.PathLike[str], store: str, dataset: str,
 
     Returns
     -------
-    missing, native : int
-        The runs still to make, and the store's native runs of the dataset; ``(0, 0)`` where the
-        store does not exist.
+    missing, native : list of dict
+        The native records whose run is still to make, and the store's native records of the
+        dataset, in the store's order; both empty where the store does not exist.
     """
     from dkm.protocol.results import ResultsStore, held_runs, record_arithmetic
 
     path = Path(folder) / f"{store}.jsonl"
     if not path.is_file():
-        return 0, 0
+        return [], []
     runs = [r for r in ResultsStore(path).records()
             if r["dataset"] == dataset and record_arithmetic(r) == "native"]
     held = held_runs(folder) if held is None else held
-    return len(missing_in_arithmetic(runs, arithmetic, held)), len(runs)
+    return missing_in_arithmetic(runs, arithmetic, held), runs
+
+
+def reruns_missing(folder: str | os.PathLike[str], store: str, dataset: str,
+                   arithmetic: str = "reproducible",
+                   held: Mapping[str, Any] | None = None) -> tuple[int, int]:
+    """How many of the native runs of ``dataset`` in a store of a results folder are not yet
+    made in ``arithmetic`` anywhere in that folder, and how many there are: the lengths of
+    :func:`reruns_to_make`'s lists, with its parameters.
+
+    Returns
+    -------
+    missing, native : int
+        The runs still to make, and the store's native runs of the dataset; ``(0, 0)`` where the
+        store does not exist.
+    """
+    missing, runs = reruns_to_make(folder, store, dataset, arithmetic, held)
+    return len(missing), len(runs)
