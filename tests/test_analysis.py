@@ -1033,6 +1033,34 @@ def test_chapter_7_and_chapter_9_read_each_search_whole():
         assert "analysis.stored_search(" in (root / page).read_text(), page
 
 
+def test_the_search_store_read_is_the_reproducible_one_once_every_native_run_is_made_in_it(tmp_path):
+    from dkm.protocol.results import ResultsStore
+
+    root = Path(__file__).resolve().parents[1] / "results"
+    natives = [r for r in ResultsStore(root / "native" / "usps.jsonl").records()
+               if r["method"] == "km"][:2]
+    reruns = {r["seed"]: r for r in ResultsStore(root / "usps.jsonl").records()
+              if r["method"] == "km"}
+    protocol = next(r for r in ResultsStore(root / "usps.jsonl").records()
+                    if r["method"] == "ae-km")
+    first, rerun = tmp_path / "usps-lambda.jsonl", tmp_path / "reproducible" / "usps-lambda.jsonl"
+    for record in natives:
+        ResultsStore(first).append(record)
+    assert analysis.search_store(tmp_path, "usps") == first  # no protocol store
+    ResultsStore(tmp_path / "usps.jsonl").append(protocol)
+    assert analysis.search_store(tmp_path, "usps") == first  # no rerun store
+    ResultsStore(rerun).append(reruns[natives[0]["seed"]])
+    assert analysis.search_store(tmp_path, "usps") == first  # one rerun still to make
+    ResultsStore(rerun).append(reruns[natives[1]["seed"]])
+    assert analysis.search_store(tmp_path, "usps") == rerun
+    native_protocol = tmp_path / "native-protocol"
+    (native_protocol / "reproducible").mkdir(parents=True)
+    for name in ("usps-lambda.jsonl", "reproducible/usps-lambda.jsonl"):
+        (native_protocol / name).write_bytes((tmp_path / name).read_bytes())
+    ResultsStore(native_protocol / "usps.jsonl").append(natives[0])
+    assert analysis.search_store(native_protocol, "usps") == native_protocol / "usps-lambda.jsonl"
+
+
 def test_reruns_missing_counts_a_stores_native_runs_not_yet_made_in_the_other_arithmetic(tmp_path):
     from dkm.protocol.results import ResultsStore
 

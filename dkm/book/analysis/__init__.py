@@ -136,6 +136,7 @@ from dkm.book.analysis._line_search import (
     search_summary,
     complete_searches,
     seeds_with_whole_grid,
+    search_store,
     stored_search,
 )
 from dkm.book.analysis._side_by_side import SIDE_BY_SIDE_MEASURES, side_by_side, warm_rate
@@ -186,7 +187,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "isa_probe_table", "repeated_runs", "reruns", "kept_reruns", "audited_reruns", "reruns_apart",
            "every_rerun", "audits",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
-           "search_summary", "stored_search", "seeds_with_whole_grid", "complete_searches",
+           "search_summary", "search_store", "stored_search", "seeds_with_whole_grid", "complete_searches",
            "SEARCH_SUMMARY_COLUMNS", "standin_alpha_curves",
            "standin_alpha_scores", "standin_rescaling_effect", "standin_tradeoff_points",
            "standin_tradeoff_table", "standin_cluster_loss", "STANDIN_KINDS",
