@@ -10,7 +10,7 @@ the same for k-means on the final embedding (the records'
 pretraining (``results/.pretraining-cache``), so that with the protocol's
 settings a run reproduces its record exactly.
 
-The check behind chapter 7's USPS IDEC^np sentence, IDEC's stopping rule
+The check behind chapter 6's USPS IDEC^np sentence, IDEC's stopping rule
 (IDEC stops when fewer than ``tol`` = 0.1 % of the points change cluster
 between two target updates; ``tol = -1`` switches it off)::
 

@@ -1,6 +1,6 @@
-"""Chapter 8's live run on several seeds: do its readings hold beyond the seed it shows?
+"""Chapter 7's live run on several seeds: do its readings hold beyond the seed it shows?
 
-Chapter 8 trains AE-KM, DCN^p, DKM^a and DKM^p on a small dataset with one
+Chapter 7 trains AE-KM, DCN^p, DKM^a and DKM^p on a small dataset with one
 seed, as the book builds, and reads the embeddings: the silhouette of the true
 classes in each, and how far DCN^p and DKM^p shrink the pretrained embedding.
 This script trains the same four models with the chapter's settings
@@ -39,14 +39,14 @@ from dkm.protocol.experiments import fit_methods
 from dkm.protocol.provenance import provenance
 from dkm.training import embed
 
-#: The models of the chapter, and its defaults (notebooks/08_representations.md, parameters).
+#: The models of the chapter, and its defaults (notebooks/07_representations.md, parameters).
 METHODS = ("ae-km", "dcn-p", "dkm-a", "dkm-p")
 DEFAULT_TRADEOFFS = {"dcn-p": 0.1, "dkm-a": 1e-3, "dkm-p": 1.0}
 
 
 def seed_line(dataset: str, seed: int, scale: float, tradeoffs: dict[str, float],
               contrast_lambda: float | None) -> dict:
-    """The models of one seed, trained as chapter 8 trains them, and their embeddings read."""
+    """The models of one seed, trained as chapter 7 trains them, and their embeddings read."""
     data = load(dataset)
     results = fit_methods(data, list(METHODS), [seed], scale=scale, tradeoffs=tradeoffs)
     if contrast_lambda is not None:

@@ -6,7 +6,7 @@ the fit's bits (labels', centres', weights' and losses'), its arithmetic setting
 the mode (``--cache-sizes``: the reproducible fit only, as on a CPU whose caches Eigen reads
 as those). ``tests/test_arithmetic.py`` compares the reproducible fit with the fixture
 (``tests/fixtures/reproducible-dkm-p.json``) on every machine the tests run on; these lines keep
-what each CPU gave, for chapter 10 (:func:`dkm.book.analysis.reproducible_fits`).
+what each CPU gave, for chapter 11 (:func:`dkm.book.analysis.reproducible_fits`).
 
     python benchmarks/reproducible_fits.py
     python benchmarks/reproducible_fits.py --cache-sizes 49152 524288 268435456

@@ -858,13 +858,13 @@ def test_an_interval_end_that_just_excludes_zero_does_not_read_as_zero():
 
 
 def test_every_page_sets_a_study_against_the_protocol_from_one_selection():
-    # the DKM authors' DCN against DCN as described was -1.5 [-2.1, -1.0] on chapter 7 (against
-    # the protocol's reproducible USPS runs) and -1.6 [-2.1, -1.1] on chapter 11 (against the
+    # the DKM authors' DCN against DCN as described was -1.5 [-2.1, -1.0] on chapter 6 (against
+    # the protocol's reproducible USPS runs) and -1.6 [-2.1, -1.1] on chapter 9 (against the
     # native ones, the studies' arithmetic): each page now reads studies_with_protocol
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    pages = ["book/intro.md", "notebooks/07_results.md", "notebooks/11_ablations.md"]
+    pages = ["book/intro.md", "notebooks/06_results.md", "notebooks/09_ablations.md"]
     for page in pages:
         source = (root / page).read_text()
         assert "ablations.studies_with_protocol(" in source, page

@@ -971,7 +971,7 @@ def test_wall_hours_sum_each_datasets_records():
 
 
 def test_how_far_reruns_move_is_one_number_read_from_every_rerun_kept():
-    # the front page, chapter 10 and chapter 11 state it: each reads analysis.every_rerun, whose
+    # the front page, chapter 11 and chapter 9 state it: each reads analysis.every_rerun, whose
     # reruns include the audits beside the benchmarks (before, the front page's 8.8 points left
     # out an audit of DCN^np that moved 14.5)
     root = Path(__file__).resolve().parents[1]
@@ -979,7 +979,7 @@ def test_how_far_reruns_move_is_one_number_read_from_every_rerun_kept():
     audited = analysis.audits(root / "benchmarks" / "results")
     native = audited[audited.record_arithmetic == "native"]
     assert table.difference.abs().max() >= (native.rerun - native.recorded).abs().max() > 0
-    for page in ("book/intro.md", "notebooks/10_reproducing.md", "notebooks/11_ablations.md"):
+    for page in ("book/intro.md", "notebooks/11_reproducing.md", "notebooks/09_ablations.md"):
         source = (root / page).read_text()
         assert "analysis.every_rerun(" in source, page
         assert "analysis.reruns(" not in source and "kept_reruns(" not in source, page
@@ -1005,15 +1005,15 @@ def test_the_compute_counts_every_record_of_the_folder_once(tmp_path):
     assert sorted(zip(cost.kind, cost.seconds)) == [
         ("ablations", 900.0), ("protocol", 3600.0), ("protocol, native arithmetic", 7200.0),
         ("λ search", 1800.0)]
-    # the front page and chapter 10 both read it (before, the front page counted a study's
-    # runs that other stores hold twice, and chapter 10 left the authors' code out)
+    # the front page and chapter 11 both read it (before, the front page counted a study's
+    # runs that other stores hold twice, and chapter 11 left the authors' code out)
     root = Path(__file__).resolve().parents[1]
-    for page in ("book/intro.md", "notebooks/10_reproducing.md"):
+    for page in ("book/intro.md", "notebooks/11_reproducing.md"):
         assert "analysis.compute(" in (root / page).read_text(), page
 
 
-def test_chapter_7_and_chapter_9_read_each_search_whole():
-    # chapter 7's supplement table read the search's store alone: "7 of 8 values run" in every
+def test_chapter_6_and_chapter_8_read_each_search_whole():
+    # chapter 6's supplement table read the search's store alone: "7 of 8 values run" in every
     # USPS and 20NEWS cell, the runs at the paper's value, which the protocol's store holds,
     # left out; both chapters now read analysis.stored_search
     from dkm.protocol.declarations import LINE_SEARCHES
@@ -1029,7 +1029,7 @@ def test_chapter_7_and_chapter_9_read_each_search_whole():
         alone = {r["params"].get("lambda", r["params"].get("gamma"))
                  for r in ResultsStore(store).records() if r["method"] == method}
         assert values == set(TRADEOFF_GRID) and alone < values, method
-    for page in ("notebooks/07_results.md", "notebooks/09_lambda_search.md"):
+    for page in ("notebooks/06_results.md", "notebooks/08_lambda_search.md"):
         assert "analysis.stored_search(" in (root / page).read_text(), page
 
 

@@ -144,7 +144,7 @@ def test_the_command_line_checks_a_built_site(tmp_path, capsys):
     assert list(site_faults(tmp_path)) == ["notebooks/faulty.html"]
 
 
-def test_the_report_and_chapter_10_are_held_to_their_length(tmp_path):
+def test_the_report_and_chapter_11_are_held_to_their_length(tmp_path):
     # what a reader reads counts: prose, tables, outputs; code does not
     (tmp_path / "book").mkdir()
     code = "<div class='cell_input'><pre>" + "x = 1\n" * 2000 + "</pre></div>"
@@ -179,7 +179,7 @@ def test_a_pages_parameters_cell_is_collapsed_or_removed(source):
 
 @pytest.mark.parametrize("source", PAGES, ids=lambda path: path.name)
 def test_a_section_named_in_the_prose_is_a_link(source):
-    # chapter 7 pointed at chapter 10's section *DCN in the authors' code*, which does not exist:
+    # chapter 6 pointed at chapter 11's section *DCN in the authors' code*, which does not exist:
     # a section is named through {ref}, so that a renamed or missing one fails the build
     import re
 
@@ -190,7 +190,7 @@ def test_a_section_named_in_the_prose_is_a_link(source):
 
 
 def test_a_chapter_number_outside_a_link_is_a_fault():
-    page = _page("<p>as chapter 7 shows, and <a href='07_results.html'>chapter 7</a></p>"
+    page = _page("<p>as chapter 7 shows, and <a href='06_results.html'>chapter 7</a></p>"
                  "<div class='cell_input'><pre># chapter 9's search</pre></div>")
     assert [(f.kind, f.excerpt) for f in html_faults(page)] == [
         ("plain chapter reference", "chapter 7")]

@@ -102,7 +102,7 @@ def test_cosine_variant_trains(small_digits):
 
 
 # The learning tests below train a network of the paper's shape at a quarter of its widths, in a
-# few seconds; chapter 8 trains the same settings at the paper's widths in every build and test run
+# few seconds; chapter 7 trains the same settings at the paper's widths in every build and test run
 # (its assertion: every model far above a random labelling).
 NARROW = (128, 128, 512)
 

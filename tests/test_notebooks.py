@@ -46,13 +46,13 @@ NATIVE_LOG_LINE = re.compile(r"^[IWEF]\d{4} |absl::|oneDNN|cuda|IProgress", re.M
 
 
 def _run_experiments_chapter(folder: Path, **parameters) -> list:
-    """Papermill on chapter 6 from ``folder``, outside the repository, with the default store
+    """Papermill on chapter 10 from ``folder``, outside the repository, with the default store
     (``folder/experiments.jsonl``); the executed notebook's outputs, cell by cell."""
     import nbformat
     import papermill
 
     out = folder / "out.ipynb"
-    papermill.execute_notebook(str(NOTEBOOKS / "06_experiments.ipynb"), str(out),
+    papermill.execute_notebook(str(NOTEBOOKS / "10_your_data.ipynb"), str(out),
                                parameters=parameters, kernel_name="python3", cwd=str(folder),
                                progress_bar=False)
     return [cell.get("outputs", []) for cell in nbformat.read(out, as_version=4).cells]
@@ -80,7 +80,7 @@ def _is_clean(outputs: list, folder: Path) -> None:
 
 @pytest.mark.slow
 def test_papermill_answers_the_papers_questions_on_a_labelled_user_file(tmp_path):
-    """`papermill notebooks/06_experiments.ipynb out.ipynb -p dataset mine.npz -p seeds 3`: the
+    """`papermill notebooks/10_your_data.ipynb out.ipynb -p dataset mine.npz -p seeds 3`: the
     scores over the seeds, the claims' verdicts, the scores' figure and the embedding's."""
     import numpy as np
     from sklearn.datasets import load_digits
@@ -101,7 +101,7 @@ def test_papermill_answers_the_papers_questions_on_a_labelled_user_file(tmp_path
 
 @pytest.mark.slow
 def test_papermill_runs_the_experiments_chapter_on_an_unlabelled_user_file(tmp_path):
-    """`papermill notebooks/06_experiments.ipynb out.ipynb -p dataset file.npz -p n_clusters 5`:
+    """`papermill notebooks/10_your_data.ipynb out.ipynb -p dataset file.npz -p n_clusters 5`:
     the records carry no metrics, the page shows what needs no labels."""
     import numpy as np
     from sklearn.datasets import load_digits
@@ -165,8 +165,8 @@ def test_the_inline_magic_draws_under_mplbackend_agg(monkeypatch):
 
 #: Chapters whose prose is written in their Markdown: numbers are glued, each data-dependent
 #: sentence is checked by a hidden assertion, and no code cell writes a sentence.
-WRITTEN_PROSE = ["../book/intro.md", "06_experiments.md", "07_results.md", "08_representations.md",
-                 "09_lambda_search.md", "10_reproducing.md", "11_ablations.md"]
+WRITTEN_PROSE = ["../book/intro.md", "10_your_data.md", "06_results.md", "07_representations.md",
+                 "08_lambda_search.md", "11_reproducing.md", "09_ablations.md"]
 #: What a code cell that assembles prose looks like: a Markdown object built from anything but a
 #: table's ``.to_markdown(...)`` (an f-string, a join, a concatenation, a function's text), and
 #: the {glue:md} role that pastes such an object into the text.

@@ -218,7 +218,7 @@ def test_cli_snapshot_files_each_variant_of_a_study_and_resumes(tmp_path, cli):
 
 
 def test_the_full_scale_snapshots_norms_and_scores_are_those_every_page_reads():
-    # chapter 8's table gave the sample's mean norms (7.76 -> 3.09) where chapter 11 and the
+    # chapter 7's table gave the sample's mean norms (7.76 -> 3.09) where chapter 9 and the
     # front page gave every point's (7.70 -> 3.11), and scores of a native run beside the
     # protocol's reproducible records: now one snapshot, in the records' arithmetic, and one
     # reading of its norms
@@ -242,4 +242,4 @@ def test_the_full_scale_snapshots_norms_and_scores_are_those_every_page_reads():
                if r["seed"] == 8905}
     assert recorded_arithmetic(snapshot.meta["provenance"]) == "reproducible"
     assert all(snapshot.meta["scores"][m] == records[m] for m in snapshot.meta["methods"])
-    assert "final_embedding_norms(" in (root / "notebooks" / "08_representations.md").read_text()
+    assert "final_embedding_norms(" in (root / "notebooks" / "07_representations.md").read_text()
