@@ -185,6 +185,21 @@ def dataset_stores(folder: str | os.PathLike[str]) -> dict[str, Path]:
     return {dataset: store for dataset, store in stores.items() if store.is_file()}
 
 
+def protocol_stores(folder: str | os.PathLike[str], datasets: Iterable[str]) -> list[Path]:
+    """The stores of a results folder that keep the protocol's runs of ``datasets``, in either
+    arithmetic: ``folder/<dataset>.jsonl``, then ``folder/<arithmetic>/<dataset>.jsonl`` for
+    each arithmetic (:func:`store_records`); those that exist, in that order.
+
+    A line search's run at the paper's value, or a study's variant that is the protocol's
+    configuration, is the protocol's run: the commands that run them read these stores
+    instead of running it again (:func:`dkm.protocol.grid.run_grid`).
+    """
+    folder = Path(folder)
+    paths = [store_path(where, dataset) for dataset in dict.fromkeys(datasets)
+             for where in (folder, *(folder / arithmetic for arithmetic in ARITHMETICS))]
+    return [path for path in paths if path.is_file()]
+
+
 def full_scale_records_by_store(folder: str | os.PathLike[str]) -> dict[Path, list[dict[str, Any]]]:
     """The full-scale records (:func:`is_full_scale`) of each of a results folder's stores.
 
