@@ -365,7 +365,7 @@ def test_cli_run_then_report(tmp_path, cli):
 
 
 def test_cli_report_reads_several_stores_and_says_which(tmp_path, cli):
-    # two results folders: a run that one store of a folder holds is not run again for another
+    # two results folders, one store each, read together
     first, second = tmp_path / "a" / "one.jsonl", tmp_path / "b" / "two.jsonl"
     first.parent.mkdir()
     second.parent.mkdir()

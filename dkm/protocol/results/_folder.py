@@ -71,8 +71,10 @@ def held_runs(folder: str | os.PathLike[str]) -> dict[str, tuple[Path, dict[str,
 
     A run is its configuration and seed, its arithmetic included; the folder holds one
     record of each (:func:`duplicate_runs` lists the exceptions; of those, the oldest
-    record is returned). Commands that need a run that some store holds read it from there
-    instead of running it again (:func:`dkm.protocol.grid.run_grid`).
+    record is returned). The book reads a line search's or a study's runs that another store
+    holds from here (:func:`dkm.book.analysis.stored_search`,
+    :func:`dkm.book.ablations.load_study`); a command that runs a grid reads the stores it
+    names, and no other (:func:`dkm.protocol.grid.run_grid`'s ``read_also``).
     """
     return {run: min(records, key=lambda found: found[1]["created"])
             for run, records in _records_by_run(folder).items()}
