@@ -144,14 +144,17 @@ def test_a_truncated_checkpoint_is_named_in_one_line(tmp_path, cli):
 
 
 def test_a_truncated_pretraining_cache_file_is_named_and_computed_again(tmp_path, cli):
-    run = ("run", "--dataset", "digits", "--method", "ae-km", "--seeds", "1", "--scale", "0.01",
-           "--quiet")
-    assert cli(*run, "--results", str(tmp_path / "first.jsonl")).returncode == 0
+    run = ("run", "--dataset", "digits", "--method", "ae-km", "--seeds", "1", "--scale", "0.01")
+    first = cli(*run, "--results", str(tmp_path / "first.jsonl"), "--progress")
+    assert first.returncode == 0, first.stderr
+    # --progress: a bar over the grid's runs, one over each phase's epochs, into a log too
+    assert "first.jsonl: 100%" in first.stderr and "pretraining: " in first.stderr
     cached, = (tmp_path / ".pretraining-cache").rglob("*.npz")
     _truncate(cached)
     with pytest.warns(RuntimeWarning, match=f"{cached} is not a readable pretraining cache "
                                             "file .*: pretraining seed 8905 again"):
-        again = cli(*run, "--results", str(tmp_path / "second.jsonl"))
+        again = cli(*run, "--results", str(tmp_path / "second.jsonl"))   # no bar in a log
+    assert "%|" not in again.stderr
     assert again.returncode == 0, again.stderr
     first, = ResultsStore(tmp_path / "first.jsonl").records()
     second, = ResultsStore(tmp_path / "second.jsonl").records()
@@ -212,3 +215,15 @@ def test_a_data_path_that_is_a_directory_says_so(tmp_path):
 
     with pytest.raises(ValueError, match=f"{tmp_path} is a directory, not a data file"):
         load(str(tmp_path))
+
+
+def test_a_partition_with_fewer_clusters_than_asked_says_so(tmp_path):
+    from dkm.data import from_arrays
+    from dkm.protocol.experiments import run_seeds
+
+    points = np.repeat(np.random.default_rng(0).uniform(size=(30, 2)), 2, axis=0)
+    data = from_arrays(points, n_clusters=60, name="pairs")   # k = n, 30 distinct points
+    said = []
+    run_seeds(data, "km", [1], log=said.append)
+    assert len(said) == 1
+    assert said[0].startswith("pairs km seed 1: ") and "clusters of the 60 asked" in said[0]
