@@ -111,10 +111,9 @@ def run_grid(
     that was interrupted continues where it stopped, and so are the runs that the stores of
     ``read_also`` hold (by default :func:`default_read_also`'s: with ``lambda_search``, the
     protocol's stores, which hold the search's run at the paper's value); no other store is
-    read. The
-    process's arithmetic (:func:`dkm.reproducibility.arithmetic.current_arithmetic`) must be
-    that of the store's records (:func:`dkm.protocol.results.check_store_arithmetic`), and the
-    store must be writable, both checked before anything trains. Each finished batch of
+    read. The process's arithmetic (:func:`dkm.reproducibility.arithmetic.current_arithmetic`)
+    must be that of the store's records (:func:`dkm.protocol.results.check_store_arithmetic`),
+    and the store must be writable, both checked before anything trains. Each finished batch of
     seeds is appended at once, so nothing finished is lost. A run that was
     interrupted itself resumes from its last checkpoint
     (:func:`dkm.protocol.experiments.run_seeds`), kept in ``checkpoint_dir``, by
@@ -192,15 +191,22 @@ def run_grid(
         groups = [[piece] for piece in pieces]
     added = made_elsewhere = 0
     deferred: list[Piece] = []
+
+    def claimed_run(group: list[Piece], wait: bool) -> None:
+        nonlocal added, made_elsewhere
+        new, made, left = _run_claimed(store, group, execute, scale=scale, loop=loop, wait=wait)
+        added, made_elsewhere = added + new, made_elsewhere + made
+        deferred.extend(left)
+        if client is None:
+            bar.update(made)
+
     for group in groups:
-        new, made, left = _run_claimed(store, group, execute, scale=scale, loop=loop, wait=False)
-        added, made_elsewhere, deferred = added + new, made_elsewhere + made, deferred + left
+        claimed_run(group, wait=False)
     if deferred:
         log(f"{sum(len(piece.seeds) for piece in deferred)} runs of the grid are being made by "
             f"another process into {store.path}: waiting for them")
-    for piece in deferred:
-        new, made, _ = _run_claimed(store, [piece], execute, scale=scale, loop=loop, wait=True)
-        added, made_elsewhere = added + new, made_elsewhere + made
+    for piece in list(deferred):  # each claimed once its holder lets it go: none left
+        claimed_run([piece], wait=True)
     if client is None:
         bar.close()
     if made_elsewhere:
