@@ -36,6 +36,7 @@ import os
 import re
 import subprocess
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -143,9 +144,10 @@ class PhaseCheckpoint:
                     seconds=float(meta["seconds"]),
                     written_by=meta["written_by"],
                 )
-        except (OSError, EOFError, ValueError, KeyError, TypeError) as error:
-            raise ValueError(f"{self.path} is not a readable checkpoint ({error}); delete it to "
-                             "train the phase from its start") from error
+        except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as error:
+            raise ValueError(f"{self.path} is not a readable checkpoint ({error}): a truncated "
+                             "or foreign file; delete it to train the phase from its start"
+                             ) from error
 
 
 def code_version(package: Path = Path(__file__).resolve().parent) -> str:

@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"method id, repeat for several (default: the paper's eight: "
                           f"{', '.join(PAPER_METHODS)}; also "
                           f"{', '.join(m.id for m in registry.METHODS.values() if not m.in_paper and m.runner is None)})")
-    run.add_argument("--seeds", type=_positive_int, default=10,
+    run.add_argument("--seeds", type=_positive_int, default=None,
                      help="number of seeds, taken in order from the paper's seeds "
                           f"({', '.join(map(str, paper.PAPER_SEEDS))}); default 10")
     run.add_argument("--seed", type=int, action="append", dest="seed_list", metavar="SEED",
@@ -137,7 +137,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--data-home", default=None,
                      help="directory of the named datasets (default: $DKM_DATA_HOME, then a "
                           "per-user cache)")
-    run.add_argument("--results", required=True, help="the JSON Lines results store to append to")
+    run.add_argument("--results", required=True,
+                     help="the JSON Lines results store to read and append to (a file)")
+    run.add_argument("--read-also", action="append", dest="read_also", metavar="STORE",
+                     help="another store whose runs are read, not run again (repeat for several); "
+                          "default: with --lambda-search, the protocol's stores of the datasets in "
+                          "the results folder (RESULTS's folder, or the one above native/ or "
+                          "reproducible/: <dataset>.jsonl, native/<dataset>.jsonl, "
+                          "reproducible/<dataset>.jsonl), which hold the search's runs at the "
+                          "paper's value; otherwise none")
+    run.add_argument("--yes", action="store_true",
+                     help="start the grid without a choice of --method and of --seeds/--seed "
+                          "(the paper's eight methods, ten seeds: many CPU-hours at full scale), "
+                          "whose plan is otherwise printed and not run")
     run.add_argument("--scheduler", default=None, metavar="ADDRESS",
                      help="run the grid's pieces on the Dask scheduler at ADDRESS, or on a "
                           "LocalCluster with 'local' (needs pip install 'dkm[cluster]')")
@@ -147,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "are faster only where the hardware multiplies bfloat16 natively "
                           "(CPUs with avx512_bf16 or AMX)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.add_argument("--progress", action="store_true",
+                     help="draw the progress bars (runs, and epochs of the run in progress) even "
+                          "where stderr is not a terminal (a log file)")
     _add_arithmetic_options(run, "the default")
     run.add_argument("--verbose", action="store_true",
                      help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
@@ -180,7 +195,13 @@ def build_parser() -> argparse.ArgumentParser:
     ablate.add_argument("--results", required=True,
                         help="the folder of the studies' stores (e.g. results/ablations); the "
                              "pretraining cache is the protocol's, beside it")
+    ablate.add_argument("--read-also", action="append", dest="read_also", metavar="STORE",
+                        help="another store whose runs are read, not run again (repeat for "
+                             "several); default: the other studies' stores in RESULTS and the "
+                             "protocol's stores of the datasets in the folder above it")
     ablate.add_argument("--quiet", action="store_true", help="no progress output")
+    ablate.add_argument("--progress", action="store_true",
+                        help="draw the progress bars even where stderr is not a terminal")
     _add_arithmetic_options(ablate, "the default")
     ablate.add_argument("--verbose", action="store_true",
                         help="keep TensorFlow's start-up messages (CUDA and oneDNN probing)")
@@ -285,10 +306,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _seeds(args: argparse.Namespace) -> list[int]:
+def _seeds(args: argparse.Namespace, default: int = 10) -> list[int]:
     if args.seed_list:
         return list(args.seed_list)
-    return _first_seeds(args.seeds, "--seeds", "; pass more with --seed")
+    count = default if args.seeds is None else args.seeds
+    return _first_seeds(count, "--seeds", "; pass more with --seed")
 
 
 def _first_seeds(count: int, option: str, advice: str = "") -> list[int]:
@@ -301,7 +323,8 @@ def _first_seeds(count: int, option: str, advice: str = "") -> list[int]:
 
 def _command_run(args: argparse.Namespace) -> int:
     from dkm.data import load
-    from dkm.protocol.grid import run_grid
+    from dkm.protocol.grid import default_read_also, run_grid
+    from dkm.protocol.results import ResultsStore
 
     methods = args.methods or list(PAPER_METHODS)
     unknown = [m for m in methods if m not in registry.available_methods()]
@@ -320,6 +343,13 @@ def _command_run(args: argparse.Namespace) -> int:
     if overrides and any(registry.get(m).family != "dkm" for m in methods):
         deep_kmeans = ", ".join(m.id for m in registry.METHODS.values() if m.family == "dkm")
         raise CommandError(f"--distance applies to the DKM methods only ({deep_kmeans})")
+    seeds = _seeds(args)
+    if args.methods is None or (args.seeds is None and not args.seed_list):
+        _plan(args, datasets, methods, seeds)
+    ResultsStore(args.results).check_writable()  # before TensorFlow, and before any training
+    _warn_about_scale(datasets)
+    read_also = (default_read_also(args.results, datasets, lambda_search=args.lambda_search)
+                 if args.read_also is None else [Path(path) for path in args.read_also])
     _start_tensorflow(args)
     from dkm.methods.common import LoopConfig
 
@@ -329,16 +359,71 @@ def _command_run(args: argparse.Namespace) -> int:
 
         client = connect(args.scheduler)
     try:
-        added = run_grid(datasets, methods, _seeds(args), args.results, scale=args.scale,
+        added = run_grid(datasets, methods, seeds, args.results, scale=args.scale,
                          lambda_search=args.lambda_search, overrides=overrides,
                          seeds_per_batch=args.seeds_per_batch,
-                         loop=LoopConfig(progress=False, precision=args.precision),
-                         progress=not args.quiet, log=_log(args), client=client)
+                         loop=LoopConfig(progress=_bars(args), precision=args.precision),
+                         read_also=read_also, progress=_bars(args), log=_log(args),
+                         client=client)
     finally:
         if client is not None:
             client.close()
-    print(f"{_counted(added, 'new record')} in {args.results}")
+    print(f"{_counted(added, 'new record')} in {args.results}{_read_too(read_also)}")
     return 0
+
+
+def _read_too(stores: Sequence[Path]) -> str:
+    """What a command's last line says of the other stores it read."""
+    if not stores:
+        return ""
+    holds = "holds" if len(stores) == 1 else "hold"
+    return f" (the runs {', '.join(map(str, stores))} {holds} read, not run again)"
+
+
+def _bars(args: argparse.Namespace) -> bool:
+    """Whether to draw progress bars: not with --quiet; where stderr is a terminal, or with
+    --progress."""
+    return not args.quiet and (args.progress or sys.stderr.isatty())
+
+
+def _plan(args: argparse.Namespace, datasets: Sequence, methods: Sequence[str],
+          seeds: Sequence[int]) -> None:
+    """Print the plan of a grid whose methods or seeds were not chosen, with the time its
+    runs took where the committed stores recorded them; without --yes, refuse to start it."""
+    from dkm.protocol.grid import recorded_seconds
+    from dkm.protocol.results import results_folder
+
+    folders = [Path(__file__).resolve().parents[1] / "results",
+               results_folder(args.results)]
+    seconds, unknown = recorded_seconds(folders, [data.name for data in datasets], methods)
+    runs = len(datasets) * len(methods) * len(seeds)
+    total = sum(seconds.values()) * len(seeds) * args.scale
+    estimate = (f"about {total / 3600:.1f} CPU-hours, from the median wall time of each "
+                "method's full-scale runs recorded in " + ", ".join(
+                    str(folder) for folder in dict.fromkeys(folders) if folder.is_dir())
+                + (f" times the scale {args.scale:g}" if args.scale != 1 else "")
+                if seconds else "no recorded run to estimate its time from")
+    if unknown:
+        estimate += f" (no recorded run of {', '.join(unknown)}: not counted)"
+    print(f"the grid: {len(methods)} methods ({', '.join(methods)}) × {len(seeds)} seeds "
+          f"({', '.join(map(str, seeds))}) × {len(datasets)} dataset"
+          f"{'' if len(datasets) == 1 else 's'} ({', '.join(data.name for data in datasets)}) "
+          f"at scale {args.scale:g}: {runs} runs (those {args.results} holds are skipped); "
+          f"{estimate}", file=sys.stderr, flush=True)
+    if not args.yes:
+        raise CommandError("the grid's methods or seeds were not chosen: add --yes to start "
+                           "the plan above, or choose with --method and --seeds/--seed")
+
+
+def _warn_about_scale(datasets: Sequence) -> None:
+    """A line for each dataset whose features are far from unit scale
+    (:func:`dkm.data.feature_scale_advice`)."""
+    from dkm.data import feature_scale_advice
+
+    for data in datasets:
+        advice = feature_scale_advice(data)
+        if advice:
+            print(f"warning: {advice}", file=sys.stderr, flush=True)
 
 
 def _log(args: argparse.Namespace) -> Callable[[str], None]:
@@ -347,17 +432,23 @@ def _log(args: argparse.Namespace) -> Callable[[str], None]:
 
 
 def _command_ablate(args: argparse.Namespace) -> int:
-    from dkm.book.ablations import run_study, study
+    from dkm.book.ablations import run_study, study, study_read_also
     from dkm.data import load
-    from dkm.protocol.results import store_path
+    from dkm.protocol.results import ResultsStore, store_path
 
     _start_tensorflow(args)  # the studies' models import it
     name = study(args.study).name
     datasets = [load(dataset, args.data_home) for dataset in args.dataset]
-    added = run_study(name, datasets, _seeds(args), args.results, methods=args.methods,
-                      scale=args.scale, seeds_per_batch=args.seeds_per_batch,
-                      progress=not args.quiet, log=_log(args))
-    print(f"{_counted(added, 'new record')} in {store_path(args.results, name)}")
+    ResultsStore(store_path(args.results, name)).check_writable()
+    _warn_about_scale(datasets)
+    read_also = (study_read_also(name, args.results, [data.name for data in datasets])
+                 if args.read_also is None else [Path(path) for path in args.read_also])
+    added = run_study(name, datasets, _seeds(args, default=3), args.results,
+                      methods=args.methods, scale=args.scale,
+                      seeds_per_batch=args.seeds_per_batch, read_also=read_also,
+                      progress=_bars(args), log=_log(args))
+    print(f"{_counted(added, 'new record')} in {store_path(args.results, name)}"
+          f"{_read_too(read_also)}")
     return 0
 
 
@@ -528,14 +619,18 @@ def _command_audit(args: argparse.Namespace) -> int:
     from dkm.protocol.results import ResultsStore, record_arithmetic
 
     store = Path(args.results)
-    if not store.is_file():
-        raise CommandError(f"no results store at {store}")
-    chosen = [r for r in ResultsStore(store).records()
+    scored = [r for r in ResultsStore(store).require_records() if r.get("metrics") is not None]
+    chosen = [r for r in scored
               if (args.methods is None or r["method"] in args.methods)
-              and (args.seeds is None or r["seed"] in args.seeds)
-              and r.get("metrics") is not None]
+              and (args.seeds is None or r["seed"] in args.seeds)]
     if not chosen:
-        raise CommandError(f"no scored record of {store} is of the methods and seeds asked")
+        seeds: dict[str, set[int]] = {}
+        for record in scored:
+            seeds.setdefault(record["method"], set()).add(record["seed"])
+        held = "; ".join(f"{method} seeds {', '.join(map(str, sorted(found)))}"
+                         for method, found in seeds.items())
+        raise CommandError(f"no scored record of {store} is of the methods and seeds asked; "
+                           f"it holds {held or 'no scored record'}")
     chosen = chosen[:args.limit]
     arithmetics = sorted({record_arithmetic(record) for record in chosen})
     if len(arithmetics) > 1:
@@ -598,22 +693,27 @@ def _store_files(paths: Sequence[str]) -> list[Path]:
 
 
 def _command_report(args: argparse.Namespace) -> int:
+    if args.claims and (args.tables or args.vs_paper):
+        raise CommandError("--claims replaces the tables: give it without --table and "
+                           "--vs-paper")
     stores = _store_files(args.stores)
     from dkm.book import tables
     from dkm.protocol.results import ResultsStore
 
-    records = [r for store in stores for r in ResultsStore(store).records()]
-    print(f"read {_counted(len(records), 'record')} from {', '.join(map(str, stores))}",
-          file=sys.stderr)
-    if args.claims:
-        if args.tables or args.vs_paper:
-            raise CommandError("--claims replaces the tables: give it without --table and "
-                               "--vs-paper")
-        return _report_claims(records, args.format)
     names = args.tables or [n for n in tables.TABLES if n != "datasets"]
     unknown = [n for n in names if n not in tables.TABLES]
     if unknown:
         raise CommandError(f"unknown table {unknown[0]!r}; choose among {', '.join(tables.TABLES)}")
+    named = {Path(name) for name in args.stores}  # a directory's stores may be empty, not all
+    records = [r for store in map(ResultsStore, stores)
+               for r in (store.require_records() if store.path in named else store.records())]
+    if not records:
+        raise CommandError(f"no record in {', '.join(map(str, stores))}: run `python -m dkm run "
+                           "... --results STORE` first")
+    print(f"read {_counted(len(records), 'record')} from {', '.join(map(str, stores))}",
+          file=sys.stderr)
+    if args.claims:
+        return _report_claims(records, args.format)
     for name in names:
         frame = tables.build(name, records, vs_paper=args.vs_paper,
                              missing_reason={"rcv1": "not run: data unavailable"})

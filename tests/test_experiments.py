@@ -22,7 +22,7 @@ from dkm.protocol import paper
 from dkm.protocol.experiments import (TRADEOFF_GRID, configure, fit_methods, grid_cells, run_params,
                                       run_seeds)
 from dkm.protocol.grid import grid_records, run_grid
-from dkm.protocol.results import ResultsStore, duplicate_runs, new_record
+from dkm.protocol.results import ResultsStore, new_record
 
 # the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
 # the test modules do not import from either)
@@ -203,17 +203,22 @@ def test_grid_writes_each_run_once_and_resumes(tmp_path, digits):
     assert len(records) == 6 and len({r["config_hash"] for r in records}) == 6
 
 
-def test_a_grids_records_are_read_from_every_store_of_its_folder(tmp_path, digits):
+def test_a_grids_records_are_read_from_its_store_and_the_stores_it_reads_besides(tmp_path,
+                                                                                digits):
     kwargs = dict(scale=0.02, loop=TINY)
-    run_grid([digits], ["km"], [1, 2], tmp_path / "first.jsonl", progress=False,
-             log=lambda m: None, **kwargs)
-    run_grid([digits], ["km", "dkm-p"], [1, 2], tmp_path / "second.jsonl", progress=False,
-             log=lambda m: None, **kwargs)             # KM's runs are held by the first store
-    records = grid_records([digits], ["km", "dkm-p"], [1, 2], tmp_path / "second.jsonl", **kwargs)
+    quiet = dict(progress=False, log=lambda m: None)
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    run_grid([digits], ["km"], [1, 2], first, **quiet, **kwargs)
+    run_grid([digits], ["km", "dkm-p"], [1, 2], second, read_also=[first], **quiet,
+             **kwargs)             # KM's runs are held by the first store, named
+    records = grid_records([digits], ["km", "dkm-p"], [1, 2], second, read_also=[first],
+                           **kwargs)
     assert [(r["method"], r["seed"]) for r in records] == [("km", 1), ("km", 2), ("dkm-p", 1),
                                                            ("dkm-p", 2)]
-    assert len(ResultsStore(tmp_path / "second.jsonl").records()) == 2
-    assert grid_records([digits], ["km"], [1], tmp_path / "second.jsonl", scale=0.05,
+    assert len(ResultsStore(second).records()) == 2
+    assert [r["method"] for r in grid_records([digits], ["km", "dkm-p"], [1, 2], second,
+                                              **kwargs)] == ["dkm-p", "dkm-p"]  # its own only
+    assert grid_records([digits], ["km"], [1], second, scale=0.05,
                         loop=TINY) == []               # another scale: another grid
 
 
@@ -315,16 +320,6 @@ def test_cli_starts_tensorflow_without_keras(tmp_path):
     assert record["params"]["arithmetic"] == "reproducible"      # the records' default
 
 
-def test_a_run_that_another_store_of_the_folder_holds_is_read_not_run_again(tmp_path, cli):
-    first = cli("run", "--dataset", "digits", "--method", "km", "--seeds", "2",
-                "--results", str(tmp_path / "digits.jsonl"), "--quiet")
-    assert "2 new records" in first.stdout, first.stderr
-    again = cli("run", "--dataset", "digits", "--method", "km", "--seeds", "3",
-                "--results", str(tmp_path / "digits-other.jsonl"), "--quiet")
-    assert "1 new record in" in again.stdout, again.stderr      # the third seed only
-    assert duplicate_runs(tmp_path) == []
-
-
 def test_a_store_of_one_arithmetic_refuses_the_runs_of_the_other(tmp_path, cli):
     from dkm.reproducibility.arithmetic import reproducible_environment
 
@@ -370,7 +365,7 @@ def test_cli_run_then_report(tmp_path, cli):
 
 
 def test_cli_report_reads_several_stores_and_says_which(tmp_path, cli):
-    # two results folders: a run that one store of a folder holds is not run again for another
+    # two results folders, one store each, read together
     first, second = tmp_path / "a" / "one.jsonl", tmp_path / "b" / "two.jsonl"
     first.parent.mkdir()
     second.parent.mkdir()

@@ -101,14 +101,14 @@ def test_papermill_answers_the_papers_questions_on_a_labelled_user_file(tmp_path
 
 @pytest.mark.slow
 def test_papermill_runs_the_experiments_chapter_on_an_unlabelled_user_file(tmp_path):
-    """`papermill notebooks/10_your_data.ipynb out.ipynb -p dataset file.npz -p n_clusters 5`:
-    the records carry no metrics, the page shows what needs no labels."""
+    """`papermill notebooks/10_your_data.ipynb out.ipynb -p dataset file.npz -p n_clusters 5
+    -p methods km,dkm-p`: the records carry no metrics, the page shows what needs no labels."""
     import numpy as np
     from sklearn.datasets import load_digits
 
     np.savez(tmp_path / "mine.npz", X=load_digits().data[:300] / 16)
-    outputs = _run_experiments_chapter(
-        tmp_path, dataset=str(tmp_path / "mine.npz"), n_clusters=5, methods=["km", "dkm-p"],
+    outputs = _run_experiments_chapter(   # the methods as the command line gives them
+        tmp_path, dataset=str(tmp_path / "mine.npz"), n_clusters=5, methods="km,dkm-p",
         seeds=1, scale=0.02)
     store = tmp_path / "experiments.jsonl"   # the current folder's, outside a repository
     lines = store.read_text().splitlines()

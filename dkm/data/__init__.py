@@ -56,7 +56,7 @@ from numpy.typing import ArrayLike
 
 # One private module per job or source (dkm/__init__.py maps them); every
 # public name is re-exported here, the one place to import it from.
-from dkm.data._dataset import Dataset, _refuse_options, from_arrays
+from dkm.data._dataset import Dataset, _refuse_options, feature_scale_advice, from_arrays
 from dkm.data._digits import _load_digits
 from dkm.data._fetch import DATA_HOME_VARIABLE, _Options, get_data_home
 from dkm.data._files import _SVMLIGHT_SUFFIXES, _load_file
@@ -84,6 +84,7 @@ __all__ = [
     "build_rcv1_subset",
     "dataset_label",
     "dataset_statistics",
+    "feature_scale_advice",
     "from_arrays",
     "get_data_home",
     "load",

@@ -24,6 +24,9 @@ _SVMLIGHT_SUFFIXES = (".svm", ".svmlight", ".libsvm", ".txt")
 
 def _load_file(path: Path, *, label_column: str | None, n_clusters: int | None) -> Dataset:
     """Read a user file into a :class:`Dataset`; errors name the file."""
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory, not a data file: name the file in it "
+                         "(.npz, .npy, .csv or svmlight)")
     if not path.is_file():
         raise FileNotFoundError(f"no such data file: {path}")
     suffix = path.suffix.lower()

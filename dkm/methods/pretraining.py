@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -207,12 +209,21 @@ def load_or_pretrain(
     directory.mkdir(parents=True, exist_ok=True)
     key = pretraining_key(X, architecture, epochs, loop)
     paths = {int(seed): directory / f"pretrain-{key[:24]}-seed{int(seed)}.npz" for seed in seeds}
-    missing = [seed for seed, path in paths.items() if not path.exists()]
+    replicas = {}
+    for seed, path in paths.items():
+        if path.exists():
+            try:
+                replicas[seed] = _load_replica(path)
+            except ValueError as error:
+                warnings.warn(f"{error}: pretraining seed {seed} again, into a new file",
+                              RuntimeWarning, stacklevel=2)
+    missing = [seed for seed in paths if seed not in replicas]
     if missing:
         trained = pretrain(data_tensor(X), architecture, missing, epochs, loop)
         for replica, seed in enumerate(missing):
             _save_replica(paths[seed], trained, replica)
-    return _stack_replicas([_load_replica(paths[int(seed)]) for seed in seeds])
+            replicas[seed] = _load_replica(paths[seed])
+    return _stack_replicas([replicas[int(seed)] for seed in seeds])
 
 
 def _save_replica(path: Path, pretrained: Pretrained, replica: int) -> None:
@@ -228,8 +239,23 @@ def _save_replica(path: Path, pretrained: Pretrained, replica: int) -> None:
 
 
 def _load_replica(path: Path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as stored:
-        return {name: stored[name] for name in stored.files}
+    """A cache file's arrays.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, when it is not one :func:`_save_replica` wrote whole (truncated by a
+        full disk or copied from elsewhere).
+    """
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            replica = {name: stored[name] for name in stored.files}
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as error:
+        raise ValueError(f"{path} is not a readable pretraining cache file ({error})") from None
+    if not {"iterations", "weight_0", "moment1_0", "moment2_0"} <= replica.keys():
+        raise ValueError(f"{path} is not a pretraining cache file (it lacks the weights or the "
+                         "optimiser's state)")
+    return replica
 
 
 def _stack_replicas(replicas: list[dict[str, np.ndarray]]) -> Pretrained:

@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import os
 import time
+import warnings
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -175,6 +176,7 @@ def run_seeds(
     loop: Any = None,
     cache_dir: str | os.PathLike[str] | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Train ``method`` on ``dataset`` for every seed at once; one record per seed.
 
@@ -201,6 +203,9 @@ def run_seeds(
         (:mod:`dkm.checkpoints`): run again after an interruption, the same
         call resumes from it and returns the same records. Its files are
         removed once the records are made. None: no checkpoints.
+    log : callable, optional
+        Receives a line for each seed whose partition has fewer clusters than
+        ``dataset.n_clusters`` (the others left empty); None: a ``RuntimeWarning`` says so.
     """
     from dkm.methods.common import LoopConfig, kmeans_on_embedding
 
@@ -220,6 +225,16 @@ def run_seeds(
     pretrained = (_shared_pretraining(dataset, seeds, config, loop, cache_dir)
                   if entry.pretrained and cache_dir is not None else None)
     result = entry.train(dataset.X, dataset.n_clusters, list(seeds), config, loop, pretrained)
+    for s, seed in enumerate(seeds):
+        found = len(np.unique(result.labels[s]))
+        if found < dataset.n_clusters:
+            line = (f"{dataset.name} {method} seed {seed}: {found} clusters of the "
+                    f"{dataset.n_clusters} asked (the others are empty); the record scores "
+                    "the partition found")
+            if log is None:
+                warnings.warn(line, RuntimeWarning, stacklevel=2)
+            else:
+                log(line)
     friendliness = (kmeans_on_embedding(result, dataset.n_clusters, seeds)
                     if entry.kmeans_on_embedding else None)
     wall = time.perf_counter() - start  # and, on a resumed run, the time its checkpoints saved
@@ -304,6 +319,10 @@ class Piece:
     cell: GridCell
     seeds: tuple[int, ...]
 
+    def config_hashes(self, scale: float, loop: Any) -> dict[int, str]:
+        """The configuration hash of each of its seeds' runs, by seed."""
+        return _cell_hashes(self.dataset, self.cell, self.seeds, scale, loop)
+
     def batches(self, size: int | None) -> list["Piece"]:
         """This piece cut into pieces of at most ``size`` seeds, in order (itself when None)."""
         if not size:
@@ -348,7 +367,7 @@ def run_piece(piece: Piece, *, scale: float, loop: Any,
         log(f"{data.name} {cell.method} tradeoff={cell.tradeoff} seeds={chunk}")
         yield run_seeds(data, cell.method, chunk, tradeoff=cell.tradeoff, scale=scale,
                         overrides=dict(cell.overrides), loop=loop, cache_dir=cache_dir,
-                        checkpoint_dir=checkpoint_dir)
+                        checkpoint_dir=checkpoint_dir, log=log)
 
 
 def _cell_hashes(data: Dataset, cell: GridCell, seeds: Sequence[int], scale: float,

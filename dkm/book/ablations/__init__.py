@@ -66,6 +66,7 @@ from dkm.book.ablations._studies import (
     run_study,
     Study,
     study,
+    study_read_also,
     STUDY_SEEDS,
     switches,
     Variant,
@@ -105,7 +106,8 @@ _MODELS = ("AUTHORS_DCN", "TOWARDS_DKM", "DKMAblationConfig", "DeepKMeansAblatio
 
 __all__ = [
     *_MODELS, "Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "RESCALED_ALPHAS", "study",
-    "run_study", "load_study", "protocol_records", "studies_arithmetics", "studies_with_protocol",
+    "run_study", "study_read_also", "load_study", "protocol_records", "studies_arithmetics",
+    "studies_with_protocol",
     "STUDY_FOLDERS", "variant_params", "protocol_params",
     "switches", "describe", "variant_scores", "pending",
     "compare", "excludes_zero", "zero_nmi_variants", "signed", "and_list", "difference_text",

@@ -15,8 +15,9 @@ import pandas as pd
 from dkm.data import PAPER_STATISTICS, paper_dataset
 from dkm.protocol import paper, registry
 from dkm.reproducibility.arithmetic import Arithmetic
-from dkm.protocol.results import (ResultsStore, dataset_stores, held_runs, record_arithmetic,
-                                  record_scale, results_folder, store_path, store_records)
+from dkm.protocol.results import (ResultsStore, dataset_stores, held_runs, protocol_stores,
+                                  record_arithmetic, record_scale, results_folder, store_path,
+                                  store_records)
 
 
 
@@ -179,6 +180,18 @@ def study(name: str) -> Study:
     return _declared_studies()[name]
 
 
+def study_read_also(name: str, results_dir: str | os.PathLike[str],
+                    datasets: Iterable[str]) -> list[Path]:
+    """The stores whose runs :func:`run_study` reads instead of running them again, by default:
+    the other declared studies' stores in ``results_dir`` (a run two studies share, such as
+    DKM^p with the hard assignment, is made once) and the protocol's stores of ``datasets`` in
+    its results folder (:func:`dkm.protocol.results.protocol_stores`: a variant that is the
+    protocol's configuration is the protocol's run); those that exist."""
+    others = [store_path(results_dir, other) for other in _declared_studies() if other != name]
+    return ([path for path in others if path.is_file()]
+            + protocol_stores(results_folder(store_path(results_dir, name)), datasets))
+
+
 def run_study(
     name: str,
     datasets: Iterable[str | Any],
@@ -189,13 +202,14 @@ def run_study(
     scale: float = 1.0,
     seeds_per_batch: int | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    read_also: Iterable[str | os.PathLike[str]] | None = None,
     progress: bool = True,
     log: Callable[[str], None] = lambda message: print(message, file=sys.stderr),
 ) -> int:
     """Run every variant of a study on every dataset into ``results_dir/<name>.jsonl``; resumable.
 
     Each variant is one :func:`dkm.protocol.grid.run_grid`, which skips the runs
-    already in the store (same configuration hash).
+    already in the store (same configuration hash) or in those of ``read_also``.
 
     Parameters
     ----------
@@ -215,6 +229,9 @@ def run_study(
     cache_dir : path, optional
         The pretraining cache; by default the protocol's, ``results_dir/../.pretraining-cache``,
         so that the pretrained variants start from the protocol's pretraining.
+    read_also : iterable of path, optional
+        The stores whose runs are read instead of run again; by default
+        :func:`study_read_also`'s.
 
     Returns
     -------
@@ -237,16 +254,19 @@ def run_study(
         chosen.variants_for(dataset.name if isinstance(dataset, Dataset) else str(dataset), methods)
     store = store_path(results_dir, chosen.name)
     cache_dir = cache_dir if cache_dir is not None else Path(results_dir).parent / ".pretraining-cache"
+    loaded = [dataset if isinstance(dataset, Dataset) else load(dataset) for dataset in datasets]
+    if read_also is None:
+        read_also = study_read_also(chosen.name, results_dir, [data.name for data in loaded])
+    read_also = list(read_also)
     added = 0
-    for dataset in datasets:
-        data = dataset if isinstance(dataset, Dataset) else load(dataset)
+    for data in loaded:
         for variant in chosen.variants_for(data.name, methods):
             overrides = variant.overrides_for(data.name)
             log(f"{chosen.name}: {data.name} {variant.method}, {describe(overrides)}")
             added += run_grid([data], [variant.method], seeds, store, scale=scale,
                               overrides=overrides,
                               seeds_per_batch=seeds_per_batch, cache_dir=cache_dir,
-                              progress=progress, log=log)
+                              read_also=read_also, progress=progress, log=log)
     return added
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dkm.protocol.results._folder import (AUDITS, STORE_FOLDERS, arithmetic_by_dataset,
                                           dataset_stores, duplicate_runs, every_store,
                                           full_scale_records, full_scale_records_by_store,
-                                          held_runs, results_folder, single_arithmetic,
-                                          store_path, store_records, table_stores)
+                                          held_runs, protocol_stores, results_folder,
+                                          single_arithmetic, store_path, store_records,
+                                          table_stores)
 from dkm.protocol.results._record import (COLUMNS, DISTANCE_NAMES, METRICS, SCHEMA_VERSION,
                                           SPLITS, config_hash, is_full_scale, new_record,
                                           record_arithmetic, record_label, record_scale,
@@ -28,7 +29,7 @@ __all__ = [
     "record_label", "record_scale", "score_column", "is_full_scale",
     "ResultsStore", "check_store_arithmetic",
     "AUDITS", "STORE_FOLDERS", "results_folder", "table_stores", "every_store",
-    "dataset_stores", "held_runs", "duplicate_runs", "store_path", "store_records",
+    "dataset_stores", "protocol_stores", "held_runs", "duplicate_runs", "store_path", "store_records",
     "single_arithmetic", "arithmetic_by_dataset", "full_scale_records",
     "full_scale_records_by_store",
 ]

@@ -71,8 +71,10 @@ def held_runs(folder: str | os.PathLike[str]) -> dict[str, tuple[Path, dict[str,
 
     A run is its configuration and seed, its arithmetic included; the folder holds one
     record of each (:func:`duplicate_runs` lists the exceptions; of those, the oldest
-    record is returned). Commands that need a run that some store holds read it from there
-    instead of running it again (:func:`dkm.protocol.grid.run_grid`).
+    record is returned). The book reads a line search's or a study's runs that another store
+    holds from here (:func:`dkm.book.analysis.stored_search`,
+    :func:`dkm.book.ablations.load_study`); a command that runs a grid reads the stores it
+    names, and no other (:func:`dkm.protocol.grid.run_grid`'s ``read_also``).
     """
     return {run: min(records, key=lambda found: found[1]["created"])
             for run, records in _records_by_run(folder).items()}
@@ -183,6 +185,21 @@ def dataset_stores(folder: str | os.PathLike[str]) -> dict[str, Path]:
 
     stores = {dataset: store_path(folder, dataset) for dataset in available_datasets()}
     return {dataset: store for dataset, store in stores.items() if store.is_file()}
+
+
+def protocol_stores(folder: str | os.PathLike[str], datasets: Iterable[str]) -> list[Path]:
+    """The stores of a results folder that keep the protocol's runs of ``datasets``, in either
+    arithmetic: ``folder/<dataset>.jsonl``, then ``folder/<arithmetic>/<dataset>.jsonl`` for
+    each arithmetic (:func:`store_records`); those that exist, in that order.
+
+    A line search's run at the paper's value, or a study's variant that is the protocol's
+    configuration, is the protocol's run: the commands that run them read these stores
+    instead of running it again (:func:`dkm.protocol.grid.run_grid`).
+    """
+    folder = Path(folder)
+    paths = [store_path(where, dataset) for dataset in dict.fromkeys(datasets)
+             for where in (folder, *(folder / arithmetic for arithmetic in ARITHMETICS))]
+    return [path for path in paths if path.is_file()]
 
 
 def full_scale_records_by_store(folder: str | os.PathLike[str]) -> dict[Path, list[dict[str, Any]]]:

@@ -1,5 +1,5 @@
-"""The JSON Lines store of run records: appended under a lock, read back with the broken
-lines skipped, one arithmetic per store.
+"""The JSON Lines store of run records: appended under a lock, one record per run whatever
+runs at once, read back with the broken lines skipped, one arithmetic per store.
 
 Crash safety
 ------------
@@ -10,14 +10,28 @@ appenders do not interleave. A crash can therefore at worst leave a
 truncated *last* line. The next append notices that the file does not end
 with a newline and starts on a fresh line, and :meth:`ResultsStore.records`
 warns about the broken line and skips it.
+
+One record per run
+------------------
+Several processes may run overlapping grids into one store. A process claims
+a run (:meth:`ResultsStore.claim`) before it trains it: a lock on one byte,
+named by the run's configuration hash, of the lock file beside the store
+(``<store>.lock``). Another process that finds the run claimed leaves it, and
+waits for it once its own runs are done; the claim goes with the process that
+holds it, whether it ends or is killed, and a run its dead holder left
+unfinished is then trained by the one that waited. :meth:`ResultsStore.append_new`
+appends a record only when the store holds no record of its run, checked under
+the append lock.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
+import tempfile
 import warnings
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,8 +44,13 @@ from dkm.reproducibility.arithmetic import Arithmetic
 
 try:
     import fcntl
-except ImportError:  # Windows: appends are not locked against each other.
+except ImportError:  # Windows: appends are not locked against each other, nor runs claimed.
     fcntl = None
+
+
+def _claim_offset(run: str) -> int:
+    """The byte of the lock file that stands for a run: its configuration hash's first 60 bits."""
+    return int(run[:15], 16)
 
 
 class ResultsStore:
@@ -68,6 +87,88 @@ class ResultsStore:
         finally:
             os.close(fd)  # closing releases the lock
 
+    def check_writable(self) -> None:
+        """Refuse, before anything is computed for it, a store that records cannot be
+        appended to: a directory, a folder under a file, a file or folder that this process
+        cannot write (its permissions, a read-only filesystem).
+
+        The store's file is opened for appending (and closed, unchanged), or where it does
+        not exist yet, a temporary file is made (and removed) in its nearest folder that
+        exists; no other file is left behind.
+
+        Raises
+        ------
+        ValueError
+            One line naming the path and what to do.
+        """
+        if self.path.is_dir():
+            raise ValueError(f"the results store {self.path} is a directory: name a file in it, "
+                             f"e.g. {self.path / 'runs.jsonl'}")
+        folder = self.path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            raise ValueError(f"the results store {self.path} cannot be made: {folder} is a file, "
+                             "not a folder; name another store")
+        for probed, probe in ((self.path, lambda: open(self.path, "ab")),
+                              (folder, lambda: tempfile.TemporaryFile(dir=folder))):
+            if probed == self.path and not self.path.exists():
+                continue  # the lock file and the folders are made in ``folder``
+            try:
+                with probe():
+                    pass
+            except OSError as error:
+                raise ValueError(f"the results store {self.path} cannot be written ({probed}: "
+                                 f"{error.strerror or error}): name a store in a writable "
+                                 "folder") from None
+
+    @property
+    def lock_path(self) -> Path:
+        """The file whose bytes stand for the runs claimed (:meth:`claim`): ``<store>.lock``."""
+        return self.path.with_name(self.path.name + ".lock")
+
+    @contextmanager
+    def claim(self, runs: Iterable[str], *, wait: bool = False) -> Iterator[set[str]]:
+        """Claim runs for this process while the ``with`` block lasts, so that no other
+        process trains them meanwhile.
+
+        Parameters
+        ----------
+        runs : iterable of str
+            Configuration hashes.
+        wait : bool
+            False: leave out the runs another process holds. True: wait until it lets
+            them go (the runs are claimed in one order, so two waiting processes cannot
+            hold each other up).
+
+        Yields
+        ------
+        set of str
+            The runs claimed: all of them where ``fcntl`` is missing (Windows). A claim ends
+            with the block, or with the process; claims of one process do not exclude each
+            other, and a process holds one :meth:`claim` of a store at a time.
+        """
+        runs = sorted(set(runs))
+        if fcntl is None or not runs:
+            yield set(runs)
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            claimed = set()
+            for run in runs:
+                try:
+                    fcntl.lockf(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB), 1,
+                                _claim_offset(run))
+                except OSError as error:
+                    if error.errno not in (errno.EACCES, errno.EAGAIN):
+                        raise
+                    continue  # another process holds it
+                claimed.add(run)
+            yield claimed
+        finally:
+            os.close(fd)  # closing releases this process's claims
+
     @staticmethod
     def _ends_with_newline(fd: int) -> bool:
         """True for an empty file or one whose last byte is a newline."""
@@ -87,29 +188,56 @@ class ResultsStore:
             If the record does not follow the schema (:func:`validate_record`).
         """
         validate_record(record)
-        line = json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
         with self._locked_append_fd() as fd:
-            data = line.encode("utf-8")
-            if not self._ends_with_newline(fd):
-                data = b"\n" + data
-            view = memoryview(data)
-            while view:  # one write for a regular file; loop only on a short write
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            self._write(fd, record)
 
-    def _parse(self, number: int, line: bytes) -> dict[str, Any] | None:
-        """The record on a line, or None (with a warning) when it is unusable."""
-        try:
-            record = json.loads(line)
-            validate_record(record, declared=False)
-        except ValueError as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-            warnings.warn(
-                f"{self.path}:{number}: skipping an unreadable record ({error})",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            return None
-        return record
+    def append_new(self, record: Mapping[str, Any]) -> bool:
+        """Append a record as :meth:`append` does unless the store holds a valid record of its
+        run (its ``config_hash``), checked under the append lock: another process may have
+        made the run meanwhile.
+
+        Returns
+        -------
+        bool
+            Whether the record was appended.
+        """
+        validate_record(record)
+        with self._locked_append_fd() as fd:
+            size = os.fstat(fd).st_size
+            held = {found["config_hash"]
+                    for found in self._valid(os.pread(fd, size, 0), warn=False)}
+            if record["config_hash"] in held:
+                return False
+            self._write(fd, record)
+        return True
+
+    def _write(self, fd: int, record: Mapping[str, Any]) -> None:
+        """Write a record as one line on the locked descriptor, flushed to disk."""
+        data = (json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+        if not self._ends_with_newline(fd):
+            data = b"\n" + data
+        view = memoryview(data)
+        while view:  # one write for a regular file; loop only on a short write
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+
+    def _valid(self, data: bytes, *, warn: bool = True) -> list[dict[str, Any]]:
+        """The valid records of the file's bytes, in order; each unusable line skipped, with a
+        warning when ``warn``."""
+        records = []
+        for number, line in enumerate(data.split(b"\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                validate_record(record, declared=False)
+            except ValueError as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+                if warn:
+                    warnings.warn(f"{self.path}:{number}: skipping an unreadable record ({error})",
+                                  RuntimeWarning, stacklevel=3)
+                continue
+            records.append(record)
+        return records
 
     def records(self) -> list[dict[str, Any]]:
         """Every valid record, in file order, whatever the process imported before.
@@ -127,11 +255,7 @@ class ResultsStore:
         """
         if not self.path.exists():
             return []
-        records = []
-        for number, line in enumerate(self.path.read_bytes().split(b"\n"), start=1):
-            record = self._parse(number, line) if line.strip() else None
-            if record is not None:
-                records.append(record)
+        records = self._valid(self.path.read_bytes())
         undeclared = Counter(r["method"] for r in records if r["method"] not in registry.METHODS)
         if undeclared:
             methods = ", ".join(f"{method} ({count})" for method, count in undeclared.items())
@@ -144,6 +268,28 @@ class ResultsStore:
                 stacklevel=2,
             )
         return records
+
+    def require_records(self) -> list[dict[str, Any]]:
+        """Its records (:meth:`records`), or a refusal where it has none to read.
+
+        Raises
+        ------
+        FileNotFoundError
+            When the file does not exist.
+        ValueError
+            When it is empty, or none of its lines is a record (a file of another kind): one
+            line naming the file and what it holds.
+        """
+        if not self.path.is_file():
+            raise FileNotFoundError(f"no results store at {self.path}")
+        data = self.path.read_bytes()
+        if not data.strip():
+            raise ValueError(f"{self.path} holds no record (the file is empty): run "
+                             f"`python -m dkm run ... --results {self.path}` first")
+        if not self._valid(data, warn=False):
+            raise ValueError(f"{self.path} is not a JSON Lines store of run records: none of its "
+                             f"lines is a record; name a store that `python -m dkm run` wrote")
+        return self.records()
 
     def completed_hashes(self) -> set[str]:
         """The ``config_hash`` of every valid record."""
