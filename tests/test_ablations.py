@@ -530,6 +530,9 @@ def test_cli_ablate_runs_a_study_resumably(tmp_path, cli):
     records = [json.loads(line) for line in
                (tmp_path / "ablations" / "weight-decay.jsonl").read_text().splitlines()]
     assert sorted(r["params"]["weight_decay"] for r in records) == [1e-4, 1e-2]
+    # each record says what it is: its study, and its switches against the protocol's run
+    assert [(r["study"], r["switches"]) for r in records] == [
+        ("weight-decay", {"weight_decay": r["params"]["weight_decay"]}) for r in records]
     assert (tmp_path / ".pretraining-cache").is_dir()
     again = cli(*args, cwd=tmp_path)
     assert again.returncode == 0 and "0 new records" in again.stdout

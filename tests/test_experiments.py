@@ -22,7 +22,7 @@ from dkm.protocol import paper
 from dkm.protocol.experiments import (TRADEOFF_GRID, configure, fit_methods, grid_cells, run_params,
                                       run_seeds)
 from dkm.protocol.grid import grid_records, run_grid
-from dkm.protocol.results import ResultsStore, duplicate_runs, new_record
+from dkm.protocol.results import ResultsStore, config_hash, duplicate_runs, new_record
 
 # the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
 # the test modules do not import from either)
@@ -48,6 +48,11 @@ def test_a_record_has_the_protocol_fields(digits):
     assert record["provenance"]["tensorflow"] and record["provenance"]["git_commit"]
     assert record["provenance"]["cpu"]
     assert record["wall_time_s"] > 0
+    # what it is: the protocol's run, no study's (their hash leaves both out)
+    assert (record["study"], record["switches"]) == (None, {})
+    assert record["config_hash"] == config_hash("digits", "dkm-p", 8905, params)
+    tradeoff, = run_seeds(digits, "dkm-p", [8905], scale=0.02, loop=TINY, tradeoff=0.1)
+    assert (tradeoff["study"], tradeoff["switches"]) == (None, {"lambda": 0.1})
 
 
 def test_a_reproducible_pretraining_is_cached_apart_for_each_number_of_threads(digits, tmp_path,

@@ -44,6 +44,7 @@ def run_grid(
     progress: bool = True,
     log: Callable[[str], None] = lambda message: print(message, file=sys.stderr),
     client: Any = None,
+    study: str | None = None,
 ) -> int:
     """Run datasets × methods × seeds (× λ) into a results store; resumable.
 
@@ -71,6 +72,10 @@ def run_grid(
     (:class:`dkm.protocol.experiments.Piece`) run as tasks on its cluster and this process
     alone writes their records as they come back (:func:`dkm.protocol.cluster.run_pieces`).
 
+    The records say what they are: ``study``, the ablation study they are made for (None: the
+    protocol's runs or a line search's), and their switches against the protocol's run
+    (:func:`dkm.protocol.experiments.run_seeds`).
+
     Returns
     -------
     int
@@ -92,12 +97,12 @@ def run_grid(
     if client is not None:
         return run_pieces(client, pieces, store, scale=scale, loop=loop, cache_dir=cache_dir,
                           checkpoint_dir=checkpoint_dir, seeds_per_batch=seeds_per_batch,
-                          progress=progress, log=log)
+                          progress=progress, log=log, study=study)
     added = 0
     for piece in tqdm(pieces, desc="pieces", disable=not progress):
         for records in run_piece(piece, scale=scale, loop=loop, cache_dir=cache_dir,
                                  seeds_per_batch=seeds_per_batch, checkpoint_dir=checkpoint_dir,
-                                 log=log):
+                                 log=log, study=study):
             for record in records:
                 store.append(record)
                 added += 1

@@ -262,7 +262,7 @@ def run_study(
             added += run_grid([data], [variant.method], seeds, store, scale=scale,
                               overrides=overrides,
                               seeds_per_batch=seeds_per_batch, cache_dir=cache_dir,
-                              progress=progress, log=log)
+                              progress=progress, log=log, study=chosen.name)
     return added
 
 
