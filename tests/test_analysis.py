@@ -1012,12 +1012,18 @@ def test_the_compute_counts_every_record_of_the_folder_once(tmp_path):
     assert sorted(zip(cost.kind, cost.seconds)) == [
         ("ablations", 900.0), ("protocol", 3600.0), ("protocol, native arithmetic", 7200.0),
         ("λ search", 1800.0)]
+    # a search's and a study's runs that reruns superseded count as the search's, the study's
+    add("native/usps-lambda.jsonl", 6, 60.0)
+    add("native/ablations/alpha.jsonl", 7, 30.0)
+    kinds = dict(zip(analysis.compute(tmp_path).store, analysis.compute(tmp_path).kind))
+    assert (kinds["native/usps-lambda.jsonl"], kinds["native/ablations/alpha.jsonl"]) == (
+        "λ search", "ablations")
     # a run that two studies share is counted once, in the store that holds it (the front
     # page counted such runs twice), and the authors' code's runs are counted (chapter 11
     # left them out)
     add("authors-code/usps.jsonl", 5, 600.0)
     cost = analysis.compute(tmp_path)
-    assert cost.seconds.sum() == 3600.0 + 1800.0 + 900.0 + 7200.0 + 600.0
+    assert cost.seconds.sum() == 3600.0 + 1800.0 + 900.0 + 7200.0 + 60.0 + 30.0 + 600.0
     assert ("the authors' code", 600.0) in set(zip(cost.kind, cost.seconds))
 
 

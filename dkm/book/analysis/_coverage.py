@@ -129,16 +129,20 @@ def compute(results_dir: str | os.PathLike[str]) -> pd.DataFrame:
     pandas.DataFrame
         One row per record: ``kind`` (``"protocol"``, ``"λ search"``, or the kind of its
         folder: ``"ablations"``, ``"the authors' code"``, ``"bfloat16"``, ``"protocol, native
-        arithmetic"``, ``"reruns in the reproducible arithmetic"``), ``store`` (its path in the
+        arithmetic"``, ``"reruns in the reproducible arithmetic"``; a search's or a study's runs
+        that reruns superseded, kept under ``native/``, are of their search's or study's
+        kind), ``store`` (its path in the
         folder), ``dataset``, ``method``, ``seed``, ``seconds`` (its ``wall_time_s``) and
         ``device`` (its provenance's).
     """
-    from dkm.protocol.results import ResultsStore, every_store, is_full_scale
+    from dkm.protocol.results import SUPERSEDED, ResultsStore, every_store, is_full_scale
 
     folder = Path(results_dir)
     rows = []
     for store in every_store(folder):
         inside = store.relative_to(folder).parts
+        if inside[0] == SUPERSEDED and (len(inside) > 2 or store.stem.endswith("-lambda")):
+            inside = inside[1:]  # a superseded search's or study's runs: what they were run for
         kind = (_STORE_KINDS.get(inside[0], inside[0]) if len(inside) > 1
                 else "λ search" if store.stem.endswith("-lambda") else "protocol")
         rows += [{"kind": kind, "store": store.relative_to(folder).as_posix(),
