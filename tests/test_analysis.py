@@ -1054,7 +1054,8 @@ def test_the_search_store_read_is_the_one_the_results_folder_declares(tmp_path):
     from dkm.protocol.results import READ, ResultsStore
 
     assert analysis.search_store(tmp_path, "usps") == tmp_path / READ["usps"].search
-    assert analysis.search_store("results", "usps") == Path("results/reproducible/usps-lambda.jsonl")
+    assert analysis.search_store("results", "usps") == Path(
+        "results/reproducible/usps-lambda.jsonl")
     assert analysis.search_store("results", "20news") == Path("results/20news-lambda.jsonl")
     # a dataset without a search, and one the declaration does not name: the plain layout
     assert analysis.search_store(tmp_path, "mnist") == tmp_path / "mnist-lambda.jsonl"

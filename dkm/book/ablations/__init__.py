@@ -107,7 +107,8 @@ _MODELS = ("DKMAblationConfig", "DeepKMeansAblation",
 
 
 __all__ = [
-    *_MODELS, "AUTHORS_DCN", "TOWARDS_DKM", "Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "RESCALED_ALPHAS", "study",
+    *_MODELS, "AUTHORS_DCN", "TOWARDS_DKM",
+    "Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "RESCALED_ALPHAS", "study",
     "run_study", "load_study", "protocol_records", "studies_with_protocol",
     "protocol_parameters", "identified", "identified_stores",
     "switches", "describe", "variant_scores", "pending",
