@@ -226,8 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "(RESULTS/<dataset>-lambda.jsonl: the methods of "
                     "dkm.protocol.declarations.LINE_SEARCHES, the paper's grid, its first three "
                     "seeds) and each ablation study's store (RESULTS/ablations/<study>.jsonl), "
-                    "list the runs at the given scale that have no scored record yet, each with "
-                    "the command that adds them. Only reads the stores.",
+                    "and the same stores of the reruns in RESULTS/reproducible/, list the runs at "
+                    "the given scale that have no scored record yet, each with the command that "
+                    "adds them; the runs that reruns superseded (RESULTS/native/) are whole. "
+                    "First names the stores found, those the book reads "
+                    "(dkm.protocol.results.READ) marked *. Only reads the stores.",
     )
     pending.add_argument("--results", required=True, help="the results folder (e.g. results)")
     pending.add_argument("--seeds", type=_positive_int, default=len(paper.PAPER_SEEDS),
