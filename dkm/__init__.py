@@ -85,6 +85,7 @@ The protocol, ``dkm.protocol``:
 ``dkm.protocol.results._store`` the JSON Lines store: locked appends, one arithmetic per store.
 ``dkm.protocol.results._folder`` the results folder: its stores, the runs it holds, its
                              full-scale records.
+``dkm.protocol.results._layout`` which stores the book reads, by dataset: the declaration.
 ``dkm.protocol.provenance``  what decides a run's numbers (code, libraries, CPU), recorded.
 ``dkm.protocol.environment`` the installed packages against the lock's and a record's versions.
 ``dkm.protocol.audit``       a record rerun and compared bit for bit; why the numbers differ.

@@ -247,8 +247,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "(RESULTS/<dataset>-lambda.jsonl: the methods of "
                     "dkm.protocol.declarations.LINE_SEARCHES, the paper's grid, its first three "
                     "seeds) and each ablation study's store (RESULTS/ablations/<study>.jsonl), "
-                    "list the runs at the given scale that have no scored record yet, each with "
-                    "the command that adds them. Only reads the stores.",
+                    "and the same stores of the reruns in RESULTS/reproducible/, list the runs at "
+                    "the given scale that have no scored record yet, each with the command that "
+                    "adds them; the runs that reruns superseded (RESULTS/native/) are whole. "
+                    "First names the stores found, those the book reads "
+                    "(dkm.protocol.results.READ) marked *. Only reads the stores.",
     )
     pending.add_argument("--results", required=True, help="the results folder (e.g. results)")
     pending.add_argument("--seeds", type=_positive_int, default=len(paper.PAPER_SEEDS),
@@ -502,7 +505,6 @@ def _command_pending(args: argparse.Namespace) -> int:
         raise CommandError(f"no results folder {folder}")
     seeds = _first_seeds(args.seeds, "--seeds")
     study_seeds = _first_seeds(args.study_seeds, "--study-seeds")
-    _start_tensorflow(args)  # the studies' records are recognised through their models
     search_seeds = list(paper.PAPER_SEEDS[:LINE_SEARCH_SEEDS])
     scale = "" if args.scale == 1.0 else f" --scale {args.scale:g}"
 
@@ -517,91 +519,89 @@ def _command_pending(args: argparse.Namespace) -> int:
     def seed_options(missing: Sequence[int]) -> str:
         return " ".join(f"--seed {seed}" for seed in missing)
 
-    lines = []
-    for dataset, store in dataset_stores(folder).items():
-        missing = analysis.missing_seeds(at_scale(ResultsStore(store).records()), dataset,
-                                         PAPER_METHODS, seeds)
-        if missing:
-            total = sum(map(len, missing.values()))
-            lines.append(f"{store}: {total} of {len(PAPER_METHODS) * len(seeds)} runs missing")
-            options = settings(store)
-            lines += [f"  python -m dkm run --dataset {dataset} --method {method} "
-                      f"{seed_options(left)}{options} --results {store}"
-                      for method, left in missing.items()]
-    for dataset, methods in LINE_SEARCHES.items():
-        store = store_path(folder, f"{dataset}-lambda")
-        if not store.exists():
-            continue
-        # the search's runs with those another store holds (the paper's value: the protocol's)
-        _, searched = analysis.stored_search(store, dataset, methods)
-        missing = analysis.missing_search_seeds(at_scale(searched), paper_dataset(dataset),
-                                                methods, TRADEOFF_GRID, search_seeds)
-        if missing:
-            total = sum(map(len, missing.values()))
-            lines.append(f"{store}: the line search misses {total} of "
-                         f"{len(methods) * len(search_seeds)} seeds' grids")
-            options = settings(store)
-            lines += [f"  python -m dkm run --dataset {dataset} --method {method} --lambda-search "
-                      f"{seed_options(left)}{options} --results {store}"
-                      for method, left in missing.items()]
-    for name, study in ablations.STUDIES.items():
-        store = store_path(folder / "ablations", name)
-        if not store.exists():
-            continue
-        records = at_scale(ablations.load_study(name, store.parent))  # another study's runs too
-        datasets = study.datasets or sorted({r["dataset"] for r in records})
-        rows = ablations.pending(name, records, datasets, study_seeds)
-        if len(rows):
-            lines.append(f"{store}: {sum(map(len, rows.missing))} runs missing")
-            options = settings(store)
-            for (dataset, method), group in rows.groupby(["dataset", "method"], sort=False):
-                left = [seed for seed in study_seeds if any(seed in m for m in group.missing)]
-                lines.append(f"  python -m dkm ablate --study {name} --dataset {dataset} "
-                             f"--method {method} {seed_options(left)}{options} "
-                             f"--results {store.parent}")
-    lines += _pending_in_the_protocols_arithmetic(folder, at_scale, seed_options)
+    lines, found = [], []
+    stores = ablations.identified_stores(folder)
+    for sub in _RUN_FOLDERS:  # the stores runs are added to: the superseded ones are whole
+        for dataset, store in dataset_stores(folder / sub).items():
+            found.append(store)
+            missing = analysis.missing_seeds(at_scale(ResultsStore(store).records()), dataset,
+                                             PAPER_METHODS, seeds)
+            if missing:
+                total = sum(map(len, missing.values()))
+                lines.append(f"{store}: {total} of {len(PAPER_METHODS) * len(seeds)} runs missing")
+                options = settings(store)
+                lines += [f"  python -m dkm run --dataset {dataset} --method {method} "
+                          f"{seed_options(left)}{options} --results {store}"
+                          for method, left in missing.items()]
+        for dataset, methods in LINE_SEARCHES.items():
+            store = store_path(folder / sub, f"{dataset}-lambda")
+            if not store.exists():
+                continue
+            found.append(store)
+            # the search's runs with those another store holds (the paper's value: the protocol's)
+            _, searched = analysis.stored_search(store, dataset, methods)
+            missing = analysis.missing_search_seeds(at_scale(searched), paper_dataset(dataset),
+                                                    methods, TRADEOFF_GRID, search_seeds)
+            if missing:
+                total = sum(map(len, missing.values()))
+                lines.append(f"{store}: the line search misses {total} of "
+                             f"{len(methods) * len(search_seeds)} seeds' grids")
+                options = settings(store)
+                lines += [f"  python -m dkm run --dataset {dataset} --method {method} "
+                          f"--lambda-search {seed_options(left)}{options} --results {store}"
+                          for method, left in missing.items()]
+        for name, study in ablations.STUDIES.items():
+            store = store_path(folder / sub / "ablations", name)
+            if not store.exists():
+                continue
+            found.append(store)
+            # another study's runs too
+            records = at_scale(ablations.load_study(name, store.parent, stores=stores))
+            datasets = study.datasets or sorted({r["dataset"] for r in records})
+            rows = ablations.pending(name, records, datasets, study_seeds)
+            if len(rows):
+                lines.append(f"{store}: {sum(map(len, rows.missing))} runs missing")
+                options = settings(store)
+                for (dataset, method), group in rows.groupby(["dataset", "method"], sort=False):
+                    left = [seed for seed in study_seeds if any(seed in m for m in group.missing)]
+                    lines.append(f"  python -m dkm ablate --study {name} --dataset {dataset} "
+                                 f"--method {method} {seed_options(left)}{options} "
+                                 f"--results {store.parent}")
+    lines += _native_snapshots(folder)
+    print(_found_stores(folder, found))
     print("\n".join(lines) if lines else f"every run of the stores in {folder} is there")
     return 0
 
 
-def _pending_in_the_protocols_arithmetic(folder: Path, at_scale: Callable,
-                                         seed_options: Callable) -> list[str]:
-    """For a dataset whose protocol store is in the reproducible arithmetic while its search's
-    or studies' stores hold native runs, each of those runs not yet made in the reproducible
-    arithmetic, as the commands that make them in ``folder/reproducible/`` (a store keeps one
-    arithmetic): a page reads a dataset in one arithmetic."""
-    from dkm.reproducibility.arithmetic import recorded_arithmetic
-    from dkm.book import ablations, analysis
-    from dkm.book.snapshots import load_snapshot
-    from dkm.protocol.results import ResultsStore, held_runs, dataset_stores, store_path
+#: The folders of a results folder whose stores runs are added to: its own, and that of the
+#: reruns in the reproducible arithmetic (the runs those supersede lie whole under ``native/``).
+_RUN_FOLDERS = ("", "reproducible")
 
-    held, lines = None, []
-    for dataset, protocol in dataset_stores(folder).items():
-        if ResultsStore(protocol).arithmetics() != {"reproducible"}:
+
+def _found_stores(folder: Path, found: Sequence[Path]) -> str:
+    """The stores ``pending`` read, those the book reads (:data:`dkm.protocol.results.READ`)
+    marked ``*``."""
+    from dkm.protocol.results import declared_stores
+
+    read = set(declared_stores(folder))
+    return (f"the stores of {folder} (* the book reads its datasets' runs there): "
+            + ", ".join(f"{store.relative_to(folder).as_posix()}{'*' * (store in read)}"
+                        for store in found))
+
+
+def _native_snapshots(folder: Path) -> list[str]:
+    """The snapshots made in the native arithmetic of a dataset whose protocol runs the book
+    reads in the reproducible one (:data:`dkm.protocol.results.READ`): a page reads a dataset
+    in one arithmetic."""
+    from dkm.reproducibility.arithmetic import recorded_arithmetic
+    from dkm.book.snapshots import load_snapshot
+    from dkm.protocol.results import ResultsStore, protocol_store, READ
+
+    lines = []
+    for dataset in READ:
+        protocol = protocol_store(folder, dataset)
+        if not protocol.is_file() or ResultsStore(protocol).arithmetics() != {"reproducible"}:
             continue
-        stores = [(None, store_path(folder, f"{dataset}-lambda"))] + [
-            (name, store_path(folder / "ablations", name)) for name in ablations.STUDIES]
-        for study, native in stores:
-            if not native.is_file():
-                continue
-            held = held_runs(folder) if held is None else held
-            missing, runs = map(at_scale, analysis.reruns_to_make(
-                folder, str(native.relative_to(folder).with_suffix("")), dataset,
-                "reproducible", held))
-            if not missing:
-                continue
-            target = store_path(folder / "reproducible" / native.parent.relative_to(folder),
-                                native.stem)
-            lines.append(f"{target}: {len(missing)} of the {len(runs)} native {dataset} runs of "
-                         f"{native} not yet made in the reproducible arithmetic")
-            for method in dict.fromkeys(r["method"] for r in missing):
-                seeds = sorted({r["seed"] for r in missing if r["method"] == method})
-                command = (f"run --dataset {dataset} --method {method} --lambda-search"
-                           if study is None else
-                           f"ablate --study {study} --dataset {dataset} --method {method}")
-                results = target if study is None else target.parent
-                lines.append(f"  python -m dkm {command} {seed_options(seeds)} --reproducible "
-                             f"--results {results}")
         for path in sorted((folder / "snapshots").glob(f"{dataset}-*.npz")):
             if recorded_arithmetic(load_snapshot(path).meta.get("provenance", {})) == "native":
                 lines.append(f"{path}: made in the native arithmetic; make it again with "

@@ -27,7 +27,6 @@ from dkm.book.ablations import (
     switches,
     table_view,
     towards_dkm_chain,
-    variant_params,
     variant_scores,
 )
 from dkm.book.snapshots import Snapshot, write_snapshot
@@ -38,11 +37,30 @@ from dkm.protocol.results import config_hash, record_arithmetic
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+def _params(variant, dataset, fingerprint="f00d", scale=1.0, arithmetic="native"):
+    """The parameters a run of ``variant`` records, computed through the protocol (as
+    :func:`dkm.protocol.grid.run_grid` does; imports TensorFlow)."""
+    from types import SimpleNamespace
+
+    from dkm.data import PAPER_STATISTICS, paper_dataset
+    from dkm.methods.common import LoopConfig
+    from dkm.protocol.experiments import configure, run_params
+
+    data = SimpleNamespace(name=dataset,
+                           n_samples=PAPER_STATISTICS[paper_dataset(dataset)]["samples"])
+    config = configure(variant.method, data, scale=scale, overrides=variant.overrides_for(dataset))
+    return run_params(variant.method, config, LoopConfig(progress=False), scale, fingerprint,
+                      arithmetic)
+
+
 def _record(method, seed, acc, variant=None, dataset="usps", **changed):
-    params = variant_params(variant or Variant(method), dataset, "f00d")
-    params.update(changed)
-    return {"dataset": dataset, "method": method, "seed": seed, "params": params,
-            "metrics": {"test": {"acc": acc, "nmi": acc, "ari": acc}}}
+    """A run of ``variant`` (the protocol's by default) with ``changed`` parameters, read as
+    the book reads a committed record: against the protocol's run of its method."""
+    params = {**_params(variant or Variant(method), dataset), **changed}
+    record = {"dataset": dataset, "method": method, "seed": seed, "params": params,
+              "metrics": {"test": {"acc": acc, "nmi": acc, "ari": acc}}}
+    protocol = {(dataset, method, "f00d", 1.0): _params(Variant(method), dataset)}
+    return ablations.identified("results/ablations/study.jsonl", [record], protocol)[0]
 
 
 def _variant(name, method, **overrides):
@@ -51,18 +69,30 @@ def _variant(name, method, **overrides):
                 and all(v.overrides.get(k) == value for k, value in overrides.items()))
 
 
-@pytest.mark.parametrize("name", ["dcn-authors", "alpha"])
-def test_the_declared_variants_give_the_config_hash_of_every_committed_record(name):
-    records = [json.loads(line) for line in
-               (REPO_ROOT / "results" / "ablations" / f"{name}.jsonl").read_text().splitlines()]
-    assert records
-    for r in records:
+@pytest.mark.parametrize("store", ["ablations/dcn-authors.jsonl", "ablations/alpha.jsonl",
+                                   "native/ablations/dcn-authors.jsonl",
+                                   "native/ablations/alpha.jsonl",
+                                   "reproducible/ablations/dcn-authors.jsonl",
+                                   "reproducible/ablations/alpha.jsonl"])
+def test_every_committed_study_record_is_read_as_the_variant_whose_hash_it_has(store):
+    path = REPO_ROOT / "results" / store
+    name = path.stem
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    read = ablations.load_study(name, path.parent)
+    assert records and [r["config_hash"] for r in read][:len(records)] == [
+        r["config_hash"] for r in records]
+    for r, identified in zip(records, read):
         params = r["params"]
-        hashes = [config_hash(r["dataset"], r["method"], r["seed"],
-                              variant_params(v, r["dataset"], params["data_fingerprint"],
-                                             params["scale"]))
-                  for v in STUDIES[name].variants if v.method == r["method"]]
-        assert hashes.count(r["config_hash"]) == 1, (r["method"], r["seed"], switches(r))
+        hashed = [v for v in STUDIES[name].variants if v.method == r["method"]
+                  and config_hash(r["dataset"], r["method"], r["seed"], _params(
+                      v, r["dataset"], params["data_fingerprint"], params["scale"],
+                      record_arithmetic(r))) == r["config_hash"]]
+        # the variant the protocol computes the record's hash from, and the one it is read as
+        # from its parameters alone (without TensorFlow)
+        assert hashed == [v for v in STUDIES[name].variants
+                          if not variant_scores([identified], v, r["dataset"]).empty], (
+            r["method"], r["seed"], identified["switches"])
+        assert identified["study"] == name
         # the study's seeds, or more of the paper's (`ablate --seeds 10`: DCN^p (authors) on
         # USPS runs the ten seeds of the authors' own code)
         assert r["seed"] in paper.PAPER_SEEDS
@@ -77,8 +107,8 @@ def test_the_studies_declare_the_runs_of_the_book():
     assert [(v.method, v.overrides) for v in STUDIES["dcn-authors"].variants] == [
         ("dcn-np-authors", {}), ("dcn-p-authors", {})]
     for variant in STUDIES["dcn-authors"].variants:  # the paper's DCN with the authors' switches
-        assert switches({"dataset": "usps", "method": variant.method.removesuffix("-authors"),
-                         "params": variant_params(variant, "usps", "f00d")}) == AUTHORS_DCN
+        dcn = variant.method.removesuffix("-authors")
+        assert switches(_record(dcn, 1, 0.7, **_params(variant, "usps"))) == AUTHORS_DCN
     assert [describe(v.overrides) for v in STUDIES["alpha"].variants] == [
         "α = 1 for 100 epochs", "α = 10 for 100 epochs", "α = 100 for 100 epochs",
         "hard assignment (α → ∞)", describe({"schedule": paper_annealing(n_terms=20)}), "protocol"]
@@ -105,7 +135,7 @@ def test_a_variant_takes_the_tradeoff_of_its_reference_method_on_each_dataset():
         assert first.overrides_for(dataset) == {
             "epochs": 100, "lam": paper.optimal_tradeoff("dkm-p", dataset)}
     assert first.overrides_for("usps")["lam"] != first.overrides_for("20news")["lam"]
-    assert variant_params(first, "usps", "f00d")["lambda"] == paper.optimal_tradeoff("dkm-p", "usps")
+    assert _params(first, "usps")["lambda"] == paper.optimal_tradeoff("dkm-p", "usps")
     assert describe(first.overrides_for("20news")) == "100 epochs; λ = 0.1"
 
 
@@ -158,27 +188,43 @@ def test_run_study_runs_only_the_variants_of_the_methods_asked_for(monkeypatch, 
     assert len(calls) == 2  # refused before running
 
 
-def test_load_study_and_protocol_records_read_what_exists(tmp_path):
-    from dkm.reproducibility.arithmetic import reproducible_environment
-    from dkm.protocol.results import ResultsStore, new_record
+def test_load_study_and_protocol_records_read_the_stores_the_book_reads(tmp_path):
+    from dkm.protocol.results import ResultsStore
 
     assert ablations.load_study("alpha", tmp_path) == []
-    record = json.loads((REPO_ROOT / "results" / "ablations" / "alpha.jsonl").read_text()
-                        .splitlines()[0])
-    (tmp_path / "ablations").mkdir()
-    ResultsStore(tmp_path / "ablations" / "alpha.jsonl").append(record)
-    ResultsStore(tmp_path / "usps.jsonl").append(record)
-    assert ablations.load_study("alpha", tmp_path / "ablations") == [record]
-    assert ablations.protocol_records(tmp_path, ["usps", "20news"]) == [record]
-    # the same run in the reproducible arithmetic, kept in that arithmetic's folder
-    reproducible = new_record(record["dataset"], record["method"], record["seed"],
-                              {**record["params"], "arithmetic": "reproducible"},
-                              metrics=record["metrics"], provenance={
-                                  "arithmetic": {"environment": reproducible_environment({})}})
-    ResultsStore(tmp_path / "reproducible" / "usps.jsonl").append(reproducible)
-    assert ablations.protocol_records(tmp_path, ["usps"]) == [record]
-    assert ablations.protocol_records(tmp_path, ["usps"], "native") == [record]
-    assert ablations.protocol_records(tmp_path, ["usps"], "reproducible") == [reproducible]
+    protocol = _committed("20news.jsonl", method="dkm-p", seed=STUDY_SEEDS[0])
+    hard = _committed("ablations/alpha.jsonl", dataset="20news", method="dkm-p",
+                      seed=STUDY_SEEDS[0], params={**protocol["params"], "assignment": "hard"})
+    ResultsStore(tmp_path / "ablations" / "alpha.jsonl").append(hard)
+    ResultsStore(tmp_path / "20news.jsonl").append(protocol)
+    [read] = ablations.load_study("alpha", tmp_path / "ablations")
+    assert {k: read[k] for k in hard} == hard
+    assert (read["study"], read["switches"]) == ("alpha", {"assignment": "hard"})
+    [against] = ablations.protocol_records(tmp_path, ["usps", "20news"])
+    assert {k: against[k] for k in protocol} == protocol
+    assert (against["study"], against["switches"]) == (None, {})
+    # a record that says what it is is read as it says
+    ResultsStore(tmp_path / "ablations" / "weight-decay.jsonl").append(
+        {**hard, "study": "weight-decay", "switches": {"weight_decay": 0.01}})
+    [said] = ablations.load_study("weight-decay", tmp_path / "ablations")
+    assert (said["study"], said["switches"]) == ("weight-decay", {"weight_decay": 0.01})
+
+
+def test_a_record_without_its_protocol_run_does_not_say_its_switches(tmp_path):
+    from dkm.protocol.results import ResultsStore
+
+    hard = _committed("ablations/alpha.jsonl", dataset="20news", method="dkm-p",
+                      seed=STUDY_SEEDS[0])
+    ResultsStore(tmp_path / "ablations" / "alpha.jsonl").append(hard)
+    [read] = ablations.load_study("alpha", tmp_path / "ablations")
+    with pytest.raises(ValueError, match="does not say its switches: read it through "
+                                         "dkm.book.ablations.identified, from a results folder "
+                                         "that holds the protocol's run"):
+        switches(read)
+    # the DKM authors' DCN, which no protocol store runs, is its study's own configuration
+    authors = _committed("ablations/dcn-authors.jsonl", method="dcn-p-authors")
+    [read] = ablations.identified("ablations/dcn-authors.jsonl", [authors], {})
+    assert switches(read) == {}
 
 
 def test_a_protocol_record_has_no_switches_and_an_ablation_its_own():
@@ -484,6 +530,9 @@ def test_cli_ablate_runs_a_study_resumably(tmp_path, cli):
     records = [json.loads(line) for line in
                (tmp_path / "ablations" / "weight-decay.jsonl").read_text().splitlines()]
     assert sorted(r["params"]["weight_decay"] for r in records) == [1e-4, 1e-2]
+    # each record says what it is: its study, and its switches against the protocol's run
+    assert [(r["study"], r["switches"]) for r in records] == [
+        ("weight-decay", {"weight_decay": r["params"]["weight_decay"]}) for r in records]
     assert (tmp_path / ".pretraining-cache").is_dir()
     again = cli(*args, cwd=tmp_path)
     assert again.returncode == 0 and "0 new records" in again.stdout
@@ -644,21 +693,24 @@ def _committed(path, **match):
                 if all(r[key] == value for key, value in match.items()))
 
 
-def test_study_tradeoff_points_gather_the_ablation_seeds_runs_of_every_store(tmp_path):
+def test_study_tradeoff_points_gather_the_ablation_seeds_runs_of_the_stores_the_book_reads(
+        tmp_path):
     from dkm.protocol.results import ResultsStore
 
-    protocol = _committed("native/usps.jsonl", method="dkm-p", seed=STUDY_SEEDS[0])
-    not_a_study_seed = _committed("native/usps.jsonl", method="dkm-p", seed=paper.PAPER_SEEDS[3])
-    # the same run in the reproducible arithmetic: another run of the value and seed, left out
-    reproducible = _committed("usps.jsonl", method="dkm-p", seed=STUDY_SEEDS[0])
-    search = next(r for r in ResultsStore(REPO_ROOT / "results" / "usps-lambda.jsonl").records()
+    protocol = _committed("usps.jsonl", method="dkm-p", seed=STUDY_SEEDS[0])
+    not_a_study_seed = _committed("usps.jsonl", method="dkm-p", seed=paper.PAPER_SEEDS[3])
+    # the same run in the native arithmetic, which a rerun superseded: left out
+    native = _committed("native/usps.jsonl", method="dkm-p", seed=STUDY_SEEDS[0])
+    search = next(r for r in ResultsStore(REPO_ROOT / "results" / "reproducible"
+                                          / "usps-lambda.jsonl").records()
                   if r["seed"] == STUDY_SEEDS[1] and r["params"]["lambda"] == 0.1)
-    cliff = _committed("ablations/lambda.jsonl", seed=STUDY_SEEDS[2])
-    (tmp_path / "ablations").mkdir()
-    for path, records in {"native/usps.jsonl": [protocol, not_a_study_seed],
-                          "usps.jsonl": [reproducible],
-                          "usps-lambda.jsonl": [search, protocol],  # a run in two stores
-                          "ablations/lambda.jsonl": [cliff]}.items():
+    cliff = _committed("reproducible/ablations/lambda.jsonl", seed=STUDY_SEEDS[2])
+    native_cliff = _committed("native/ablations/lambda.jsonl", seed=STUDY_SEEDS[1])
+    for path, records in {"usps.jsonl": [protocol, not_a_study_seed],
+                          "native/usps.jsonl": [native],
+                          "reproducible/usps-lambda.jsonl": [search, protocol],  # in two stores
+                          "reproducible/ablations/lambda.jsonl": [cliff],
+                          "native/ablations/lambda.jsonl": [native_cliff]}.items():
         for record in records:
             ResultsStore(tmp_path / path).append(record)
     points = ablations.study_tradeoff_points(tmp_path)
@@ -857,24 +909,23 @@ def test_an_interval_end_that_just_excludes_zero_does_not_read_as_zero():
         "+1.0 [0.0, +2.0]"
 
 
-def test_every_page_sets_a_study_against_the_protocol_from_one_selection():
-    # the DKM authors' DCN against DCN as described was -1.5 [-2.1, -1.0] on chapter 6 (against
-    # the protocol's reproducible USPS runs) and -1.6 [-2.1, -1.1] on chapter 9 (against the
-    # native ones, the studies' arithmetic): each page now reads studies_with_protocol
-    from pathlib import Path
+def test_the_studies_and_their_protocol_runs_are_read_in_the_arithmetic_the_folder_declares():
+    from dkm.protocol.results import READ, ResultsStore, protocol_store, study_store
 
-    root = Path(__file__).resolve().parents[1]
-    pages = ["book/intro.md", "notebooks/06_results.md", "notebooks/09_ablations.md"]
-    for page in pages:
-        source = (root / page).read_text()
-        assert "ablations.studies_with_protocol(" in source, page
-        assert "ablations.load_study(" not in source, page
-    studies, protocol = ablations.studies_with_protocol(root / "results", ["usps", "20news"])
-    usps = [r for r in [*protocol, *(r for runs in studies.values() for r in runs)]
-            if r["dataset"] == "usps"]
-    # every study's USPS runs are made in the reproducible arithmetic of USPS's protocol store
-    assert {record_arithmetic(r) for r in usps} == {"reproducible"}
-    assert {record_arithmetic(r) for r in protocol if r["dataset"] == "20news"} == {"native"}
+    root = Path(__file__).resolve().parents[1] / "results"
+    studies, protocol = ablations.studies_with_protocol(root, ["usps", "20news", "mnist"])
+    for dataset in ("usps", "20news", "mnist"):
+        declared = ResultsStore(protocol_store(root, dataset)).arithmetics()
+        runs = [r for r in [*protocol, *(r for runs in studies.values() for r in runs)]
+                if r["dataset"] == dataset]
+        assert {record_arithmetic(r) for r in runs} == declared, dataset
+        for name, records in studies.items():  # a study's store the book reads, whole
+            store = study_store(root, dataset, name)
+            own = [r["config_hash"] for r in ResultsStore(store).records()
+                   if r["dataset"] == dataset] if store.is_file() else []
+            assert set(own) <= {r["config_hash"] for r in records}, (dataset, name)
+    assert READ["usps"].studies == "reproducible/ablations"
+    assert {record_arithmetic(r) for r in protocol if r["dataset"] == "usps"} == {"reproducible"}
 
 
 def _rerun_of(path, record):
@@ -888,29 +939,27 @@ def _rerun_of(path, record):
                 and {k: v for k, v in r["params"].items() if k != "arithmetic"} == same)
 
 
-def test_a_dataset_is_read_in_its_protocols_arithmetic_once_its_studies_reruns_are_made(tmp_path):
+def test_a_dataset_is_read_in_the_stores_its_line_declares_the_superseded_ones_left_out(tmp_path):
     from dkm.protocol.results import ResultsStore
 
     native_protocol = _committed("native/usps.jsonl", method="dkm-p", seed=STUDY_SEEDS[2])
     protocol = _committed("usps.jsonl", method="dkm-p", seed=STUDY_SEEDS[2])
-    native_cliff = _committed("ablations/lambda.jsonl", seed=STUDY_SEEDS[2])
+    native_cliff = _committed("native/ablations/lambda.jsonl", seed=STUDY_SEEDS[2])
     cliff = _rerun_of("reproducible/ablations/lambda.jsonl", native_cliff)
     for path, record in {"usps.jsonl": protocol, "native/usps.jsonl": native_protocol,
-                         "ablations/lambda.jsonl": native_cliff}.items():
+                         "native/ablations/lambda.jsonl": native_cliff,
+                         "reproducible/ablations/lambda.jsonl": cliff}.items():
         ResultsStore(tmp_path / path).append(record)
-    # a native run of a study not yet made in the protocol's arithmetic: USPS read natively
-    assert ablations.studies_arithmetics(tmp_path) == {"usps": "native"}
     studies, against = ablations.studies_with_protocol(tmp_path, ["usps"])
-    assert studies["lambda"] == [native_cliff] and against == [native_protocol]
-    assert ablations.study_tradeoff_points(tmp_path).seed.tolist() == [STUDY_SEEDS[2]] * 2
-    ResultsStore(tmp_path / "reproducible" / "ablations" / "lambda.jsonl").append(cliff)
-    assert ablations.studies_arithmetics(tmp_path) == {"usps": "reproducible"}
-    studies, against = ablations.studies_with_protocol(tmp_path, ["usps"])
-    assert studies["lambda"] == [cliff] and against == [protocol]
+    assert [r["config_hash"] for r in studies["lambda"]] == [cliff["config_hash"]]
+    assert [r["config_hash"] for r in against] == [protocol["config_hash"]]
+    assert studies["lambda"][0]["switches"] == {"lambda": cliff["params"]["lambda"]}
     points = ablations.study_tradeoff_points(tmp_path)
     assert points.test.tolist() == pytest.approx(
         [100 * r["metrics"]["test"]["acc"] for r in (protocol, cliff)])
     # a variant set against a protocol run of the other arithmetic is refused
+    [native_read] = ablations.identified("native/ablations/lambda.jsonl", [native_cliff],
+                                         ablations.protocol_parameters(tmp_path))
     with pytest.raises(ValueError, match="usps: native and reproducible"):
-        ablations.compare([native_cliff], [protocol])
-    assert len(ablations.compare([cliff], [protocol])) == 1
+        ablations.compare([native_read], against)
+    assert len(ablations.compare(studies["lambda"], against)) == 1

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 import math
 
@@ -26,7 +27,8 @@ from dkm.book.analysis import (
 )
 from dkm.reproducibility.arithmetic import reproducible_environment
 from dkm.protocol import paper
-from dkm.protocol.results import new_record, records_to_dataframe
+from dkm.protocol.results import (full_scale_records, new_record, record_arithmetic,
+                                  records_to_dataframe)
 
 SEEDS = paper.PAPER_SEEDS[:4]
 
@@ -979,10 +981,15 @@ def test_how_far_reruns_move_is_one_number_read_from_every_rerun_kept():
     audited = analysis.audits(root / "benchmarks" / "results")
     native = audited[audited.record_arithmetic == "native"]
     assert table.difference.abs().max() >= (native.rerun - native.recorded).abs().max() > 0
-    for page in ("book/intro.md", "notebooks/11_reproducing.md", "notebooks/09_ablations.md"):
-        source = (root / page).read_text()
-        assert "analysis.every_rerun(" in source, page
-        assert "analysis.reruns(" not in source and "kept_reruns(" not in source, page
+    # every kept rerun of a native record is in it, each against its record, once
+    records = {r["config_hash"]: r for r in full_scale_records(root / "results", every=True)
+               if record_arithmetic(r) == "native"}
+    kept = {rerun["config_hash"] for rerun in analysis.reruns_apart(
+        root / "results", root / "benchmarks" / "results") if rerun["config_hash"] in records}
+    assert set(table.config_hash) == kept
+    one = table.iloc[0]
+    recorded = records[one.config_hash]["metrics"]["test"]["acc"]
+    assert one.recorded == pytest.approx(100 * recorded)
 
 
 def test_the_compute_counts_every_record_of_the_folder_once(tmp_path):
@@ -1005,74 +1012,100 @@ def test_the_compute_counts_every_record_of_the_folder_once(tmp_path):
     assert sorted(zip(cost.kind, cost.seconds)) == [
         ("ablations", 900.0), ("protocol", 3600.0), ("protocol, native arithmetic", 7200.0),
         ("λ search", 1800.0)]
-    # the front page and chapter 11 both read it (before, the front page counted a study's
-    # runs that other stores hold twice, and chapter 11 left the authors' code out)
-    root = Path(__file__).resolve().parents[1]
-    for page in ("book/intro.md", "notebooks/11_reproducing.md"):
-        assert "analysis.compute(" in (root / page).read_text(), page
+    # a search's and a study's runs that reruns superseded count as the search's, the study's
+    add("native/usps-lambda.jsonl", 6, 60.0)
+    add("native/ablations/alpha.jsonl", 7, 30.0)
+    kinds = dict(zip(analysis.compute(tmp_path).store, analysis.compute(tmp_path).kind))
+    assert (kinds["native/usps-lambda.jsonl"], kinds["native/ablations/alpha.jsonl"]) == (
+        "λ search", "ablations")
+    # a run that two studies share is counted once, in the store that holds it (the front
+    # page counted such runs twice), and the authors' code's runs are counted (chapter 11
+    # left them out)
+    add("authors-code/usps.jsonl", 5, 600.0)
+    cost = analysis.compute(tmp_path)
+    assert cost.seconds.sum() == 3600.0 + 1800.0 + 900.0 + 7200.0 + 60.0 + 30.0 + 600.0
+    assert ("the authors' code", 600.0) in set(zip(cost.kind, cost.seconds))
 
 
-def test_chapter_6_and_chapter_8_read_each_search_whole():
+def test_a_search_is_read_whole_from_the_store_the_book_reads():
     # chapter 6's supplement table read the search's store alone: "7 of 8 values run" in every
     # USPS and 20NEWS cell, the runs at the paper's value, which the protocol's store holds,
-    # left out; both chapters now read analysis.stored_search
+    # left out; stored_search adds them
     from dkm.protocol.declarations import LINE_SEARCHES
     from dkm.protocol.experiments import TRADEOFF_GRID
     from dkm.protocol.results import ResultsStore
 
-    root = Path(__file__).resolve().parents[1]
-    store = root / "results" / "usps-lambda.jsonl"
-    _, whole = analysis.stored_search(store, "usps", LINE_SEARCHES["usps"])
-    for method in LINE_SEARCHES["usps"]:
-        values = {r["params"].get("lambda", r["params"].get("gamma")) for r in whole
-                  if r["method"] == method}
-        alone = {r["params"].get("lambda", r["params"].get("gamma"))
-                 for r in ResultsStore(store).records() if r["method"] == method}
-        assert values == set(TRADEOFF_GRID) and alone < values, method
-    for page in ("notebooks/06_results.md", "notebooks/08_lambda_search.md"):
-        assert "analysis.stored_search(" in (root / page).read_text(), page
-
-
-def test_the_search_store_read_is_the_reproducible_one_once_every_native_run_is_made_in_it(tmp_path):
-    from dkm.protocol.results import ResultsStore
-
     root = Path(__file__).resolve().parents[1] / "results"
-    natives = [r for r in ResultsStore(root / "native" / "usps.jsonl").records()
-               if r["method"] == "km"][:2]
-    reruns = {r["seed"]: r for r in ResultsStore(root / "usps.jsonl").records()
-              if r["method"] == "km"}
-    protocol = next(r for r in ResultsStore(root / "usps.jsonl").records()
-                    if r["method"] == "ae-km")
-    first, rerun = tmp_path / "usps-lambda.jsonl", tmp_path / "reproducible" / "usps-lambda.jsonl"
-    for record in natives:
-        ResultsStore(first).append(record)
-    assert analysis.search_store(tmp_path, "usps") == first  # no protocol store
-    ResultsStore(tmp_path / "usps.jsonl").append(protocol)
-    assert analysis.search_store(tmp_path, "usps") == first  # no rerun store
-    ResultsStore(rerun).append(reruns[natives[0]["seed"]])
-    assert analysis.search_store(tmp_path, "usps") == first  # one rerun still to make
-    ResultsStore(rerun).append(reruns[natives[1]["seed"]])
-    assert analysis.search_store(tmp_path, "usps") == rerun
-    native_protocol = tmp_path / "native-protocol"
-    (native_protocol / "reproducible").mkdir(parents=True)
-    for name in ("usps-lambda.jsonl", "reproducible/usps-lambda.jsonl"):
-        (native_protocol / name).write_bytes((tmp_path / name).read_bytes())
-    ResultsStore(native_protocol / "usps.jsonl").append(natives[0])
-    assert analysis.search_store(native_protocol, "usps") == native_protocol / "usps-lambda.jsonl"
+    for dataset in ("usps", "20news"):
+        store = analysis.search_store(root, dataset)
+        _, whole = analysis.stored_search(store, dataset, LINE_SEARCHES[dataset])
+        # one arithmetic, the protocol's store's: the paper's value's runs are its runs
+        assert {record_arithmetic(r) for r in whole} == ResultsStore(
+            root / f"{dataset}.jsonl").arithmetics()
+        for method in LINE_SEARCHES[dataset]:
+            values = {r["params"].get("lambda", r["params"].get("gamma")) for r in whole
+                      if r["method"] == method}
+            alone = {r["params"].get("lambda", r["params"].get("gamma"))
+                     for r in ResultsStore(store).records() if r["method"] == method}
+            assert values == set(TRADEOFF_GRID) and alone < values, (dataset, method)
 
 
-def test_reruns_missing_counts_a_stores_native_runs_not_yet_made_in_the_other_arithmetic(tmp_path):
-    from dkm.protocol.results import ResultsStore
+def test_the_search_store_read_is_the_one_the_results_folder_declares(tmp_path):
+    from dkm.protocol.results import READ, ResultsStore
 
+    assert analysis.search_store(tmp_path, "usps") == tmp_path / READ["usps"].search
+    assert analysis.search_store("results", "usps") == Path(
+        "results/reproducible/usps-lambda.jsonl")
+    assert analysis.search_store("results", "20news") == Path("results/20news-lambda.jsonl")
+    # a dataset without a search, and one the declaration does not name: the plain layout
+    assert analysis.search_store(tmp_path, "mnist") == tmp_path / "mnist-lambda.jsonl"
+    assert analysis.search_store(tmp_path, "my-data") == tmp_path / "my-data-lambda.jsonl"
+    # what the folder holds does not change the store read
     root = Path(__file__).resolve().parents[1] / "results"
     native = next(r for r in ResultsStore(root / "native" / "usps.jsonl").records()
                   if r["method"] == "km")
-    rerun = next(r for r in ResultsStore(root / "usps.jsonl").records()
-                 if r["method"] == "km" and r["seed"] == native["seed"])
-    assert analysis.reruns_missing(tmp_path, "usps-lambda", "usps") == (0, 0)  # no such store
     ResultsStore(tmp_path / "usps-lambda.jsonl").append(native)
-    assert analysis.reruns_missing(tmp_path, "usps-lambda", "usps") == (1, 1)
-    assert analysis.reruns_to_make(tmp_path, "usps-lambda", "usps") == ([native], [native])
-    assert analysis.reruns_missing(tmp_path, "usps-lambda", "mnist") == (0, 0)
-    ResultsStore(tmp_path / "reproducible" / "usps-lambda.jsonl").append(rerun)
-    assert analysis.reruns_missing(tmp_path, "usps-lambda", "usps") == (0, 1)
+    assert analysis.search_store(tmp_path, "usps") == tmp_path / READ["usps"].search
+
+
+def test_missing_in_arithmetic_lists_the_records_whose_run_in_the_other_arithmetic_is_not_held():
+    from dkm.protocol.results import ResultsStore, held_runs
+
+    root = Path(__file__).resolve().parents[1] / "results"
+    native = [r for r in ResultsStore(root / "native" / "usps.jsonl").records()
+              if r["method"] == "km"][:2]
+    held = held_runs(root)
+    assert analysis.missing_in_arithmetic(native, "reproducible", held) == []  # every one rerun
+    rerun = next(r for r in ResultsStore(root / "usps.jsonl").records()
+                 if r["method"] == "km" and r["seed"] == native[0]["seed"])
+    del held[rerun["config_hash"]]
+    assert analysis.missing_in_arithmetic(native, "reproducible", held) == [native[0]]
+    assert analysis.missing_in_arithmetic([rerun], "native", {}) == [rerun]
+
+
+def test_reading_the_results_folder_and_the_front_pages_quantities_imports_no_tensorflow():
+    # the front page's code, every number it glues computed from the records, and pending's
+    # reading of the folder, in a fresh process: TensorFlow is imported by training, never by
+    # reading (a record's study and switches used to be recomputed through the models)
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    code = """
+import sys
+import jupytext
+
+page = jupytext.read("intro.md", fmt="md:myst")
+source = "\\n".join(line for cell in page.cells if cell.cell_type == "code"
+                   for line in cell.source.splitlines() if not line.startswith("%"))
+exec(compile(source, "book/intro.md", "exec"), {"__name__": "__main__"})
+from dkm.cli import main
+main(["pending", "--results", "../results"])
+print("tensorflow imported:", "tensorflow" in sys.modules)
+"""
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=root / "book", env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "every run of the stores in ../results is there" in done.stdout
+    assert done.stdout.splitlines()[-1] == "tensorflow imported: False"

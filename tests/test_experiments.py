@@ -22,7 +22,7 @@ from dkm.protocol import paper
 from dkm.protocol.experiments import (TRADEOFF_GRID, configure, fit_methods, grid_cells, run_params,
                                       run_seeds)
 from dkm.protocol.grid import grid_records, run_grid
-from dkm.protocol.results import ResultsStore, new_record
+from dkm.protocol.results import ResultsStore, config_hash, new_record
 
 # the repository root (notebooks/conftest.py shares tests/conftest.py's module name, so
 # the test modules do not import from either)
@@ -48,6 +48,11 @@ def test_a_record_has_the_protocol_fields(digits):
     assert record["provenance"]["tensorflow"] and record["provenance"]["git_commit"]
     assert record["provenance"]["cpu"]
     assert record["wall_time_s"] > 0
+    # what it is: the protocol's run, no study's (their hash leaves both out)
+    assert (record["study"], record["switches"]) == (None, {})
+    assert record["config_hash"] == config_hash("digits", "dkm-p", 8905, params)
+    tradeoff, = run_seeds(digits, "dkm-p", [8905], scale=0.02, loop=TINY, tradeoff=0.1)
+    assert (tradeoff["study"], tradeoff["switches"]) == (None, {"lambda": 0.1})
 
 
 def test_a_reproducible_pretraining_is_cached_apart_for_each_number_of_threads(digits, tmp_path,
@@ -398,7 +403,11 @@ def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_p
     assert small.returncode == 0, small.stderr
     lines = small.stdout.splitlines()
     first, second = paper.PAPER_SEEDS[:2]
-    assert lines[0] == f"{store}: 15 of 16 runs missing"
+    # the stores it found, those the book reads marked
+    assert lines[0] == (f"the stores of {tmp_path} (* the book reads its datasets' runs there): "
+                        "digits.jsonl, 20news-lambda.jsonl*, ablations/alpha.jsonl*, "
+                        "ablations/lambda.jsonl*")
+    assert lines[1] == f"{store}: 15 of 16 runs missing"
     # the store's run is native (the fixture runs natively): its commands say so
     assert (f"  python -m dkm run --dataset digits --method km --seed {second} --scale 0.02 "
             f"--native --results {store}") in lines
@@ -409,7 +418,7 @@ def test_cli_pending_lists_the_missing_runs_and_the_commands_that_add_them(tmp_p
     assert f"{tmp_path / 'ablations' / 'lambda.jsonl'}: {3 * variants} runs missing" in lines
     assert (f"  python -m dkm ablate --study lambda --dataset usps --method dkm-p {study_seeds} "
             f"--scale 0.02 --results {tmp_path / 'ablations'}") in lines
-    assert not any("alpha" in line for line in lines)
+    assert not any("alpha" in line for line in lines[1:])  # found, and nothing to run
     from dkm.protocol.declarations import LINE_SEARCHES
 
     assert LINE_SEARCHES["20news"] == ("dkm-p", "dkm-a")
@@ -431,8 +440,8 @@ def test_cli_pending_reads_the_runs_other_stores_hold_and_names_a_native_stores_
     first, *others = paper.PAPER_SEEDS[:3]
     # DKM^p's search of the first seed: every value but the paper's, which the protocol's
     # store holds; both stores native
-    searched = [r for r in ResultsStore(REPO_ROOT / "results" / "usps-lambda.jsonl").records()
-                if r["method"] == "dkm-p" and r["seed"] == first]
+    searched = [r for r in ResultsStore(REPO_ROOT / "results" / "native" / "usps-lambda.jsonl")
+                .records() if r["method"] == "dkm-p" and r["seed"] == first]
     protocol = [r for r in ResultsStore(REPO_ROOT / "results" / "native" / "usps.jsonl").records()
                 if r["method"] == "dkm-p" and r["seed"] == first]
     assert len(searched) == 7 and 1.0 not in {r["params"]["lambda"] for r in searched}
@@ -448,32 +457,33 @@ def test_cli_pending_reads_the_runs_other_stores_hold_and_names_a_native_stores_
             f"--native --results {tmp_path / 'usps-lambda.jsonl'}") in lines
 
 
-def test_cli_pending_lists_a_datasets_native_runs_not_yet_made_in_its_protocols_arithmetic(
-        tmp_path, cli):
-    # USPS's protocol store is reproducible while its search's store is native: each native run
-    # of the search is missing in the reproducible arithmetic until it is made there
-    from dkm.protocol.results import ResultsStore, config_hash
+def test_cli_pending_checks_the_reruns_stores_and_leaves_the_superseded_ones_whole(tmp_path, cli):
+    # USPS's search: its native runs superseded (native/), its reruns under way (reproducible/)
+    from dkm.protocol.results import ResultsStore
 
-    searched = [r for r in ResultsStore(REPO_ROOT / "results" / "usps-lambda.jsonl").records()
-                if r["method"] == "dkm-p"][:2]
-    protocol = ResultsStore(REPO_ROOT / "results" / "usps.jsonl").records()[0]
-    ResultsStore(tmp_path / "usps.jsonl").append(protocol)
-    for record in searched:
-        ResultsStore(tmp_path / "usps-lambda.jsonl").append(record)
+    native = [r for r in ResultsStore(REPO_ROOT / "results" / "native" / "usps-lambda.jsonl")
+              .records() if r["method"] == "dkm-p"][:2]
+    reruns = ResultsStore(REPO_ROOT / "results" / "reproducible" / "usps-lambda.jsonl").records()
+    first = paper.PAPER_SEEDS[0]
+    left = [r for r in reruns if r["method"] == "dkm-p" and r["seed"] == first
+            and r["params"]["lambda"] == 0.1]
+    protocol = ResultsStore(REPO_ROOT / "results" / "usps.jsonl").records()
+    for path, records in {"usps.jsonl": protocol, "native/usps-lambda.jsonl": native,
+                          "reproducible/usps-lambda.jsonl": [r for r in reruns
+                                                             if r not in left]}.items():
+        for record in records:
+            ResultsStore(tmp_path / path).append(record)
+    lines = cli("pending", "--results", str(tmp_path)).stdout.splitlines()
+    assert lines[0].endswith(": usps.jsonl*, reproducible/usps-lambda.jsonl*")
     target = tmp_path / "reproducible" / "usps-lambda.jsonl"
+    assert lines[1] == f"{target}: the line search misses 1 of 18 seeds' grids"
+    assert lines[2] == (f"  python -m dkm run --dataset usps --method dkm-p --lambda-search "
+                        f"--seed {first} --results {target}")
+    assert len(lines) == 3  # the superseded native runs are not asked for
+    for record in left:
+        ResultsStore(target).append(record)
     lines = cli("pending", "--results", str(tmp_path)).stdout.splitlines()
-    assert (f"{target}: 2 of the 2 native usps runs of {tmp_path / 'usps-lambda.jsonl'} not yet "
-            "made in the reproducible arithmetic") in lines
-    seeds = " ".join(f"--seed {s}" for s in sorted({r["seed"] for r in searched}))
-    assert (f"  python -m dkm run --dataset usps --method dkm-p --lambda-search {seeds} "
-            f"--reproducible --results {target}") in lines
-    # its run in the reproducible arithmetic: the same parameters, the arithmetic named
-    made = {**searched[0], "params": {**searched[0]["params"], "arithmetic": "reproducible"}}
-    made["config_hash"] = config_hash(made["dataset"], made["method"], made["seed"],
-                                      made["params"])
-    ResultsStore(target).append(made)
-    lines = cli("pending", "--results", str(tmp_path)).stdout.splitlines()
-    assert any(line.startswith(f"{target}: 1 of the 2 native usps runs") for line in lines)
+    assert lines[1] == f"every run of the stores in {tmp_path} is there"
 
 
 def test_cli_run_keeps_tensorflows_start_up_lines_out_unless_verbose(tmp_path):

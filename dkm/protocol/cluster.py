@@ -56,7 +56,8 @@ def connect(scheduler: str) -> Any:
 def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, scale: float,
                loop: Any, cache_dir: str | os.PathLike[str], seeds_per_batch: int | None = None,
                checkpoint_dir: str | os.PathLike[str] | None = None, progress: bool = True,
-               log: Callable[[str], None] = lambda message: None) -> int:
+               log: Callable[[str], None] = lambda message: None,
+               study: str | None = None) -> int:
     """Run ``pieces`` as tasks of ``client``'s cluster; append their records to ``store``.
 
     Parameters
@@ -103,7 +104,7 @@ def run_pieces(client: Any, pieces: Sequence[Piece], store: ResultsStore, *, sca
         task = client.submit(_run_piece, datasets[id(piece.dataset)], piece.cell, piece.seeds,
                              scale, loop, str(cache_dir), seeds_per_batch,
                              None if checkpoint_dir is None else str(checkpoint_dir),
-                             registry.plugins(), retries=RETRIES, pure=False)
+                             registry.plugins(), study, retries=RETRIES, pure=False)
         futures[task] = piece
     added = 0
     done = store.completed_hashes()  # this process is the store's only writer: read it once
@@ -128,11 +129,11 @@ def _dataset(dataset: Dataset) -> Dataset:
 
 def _run_piece(dataset: Dataset, cell: GridCell, seeds: tuple[int, ...], scale: float, loop: Any,
                cache_dir: str, seeds_per_batch: int | None, checkpoint_dir: str | None,
-               plugins: tuple[str, ...]) -> list[dict[str, Any]]:
+               plugins: tuple[str, ...], study: str | None = None) -> list[dict[str, Any]]:
     """The task a worker runs: every record of a piece, the methods of ``plugins`` known."""
     registry.load_plugins(plugins)
     piece = Piece(dataset, cell, seeds)
     return [record for records in run_piece(piece, scale=scale, loop=loop, cache_dir=cache_dir,
                                             seeds_per_batch=seeds_per_batch,
-                                            checkpoint_dir=checkpoint_dir)
+                                            checkpoint_dir=checkpoint_dir, study=study)
             for record in records]

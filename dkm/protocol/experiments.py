@@ -177,6 +177,7 @@ def run_seeds(
     cache_dir: str | os.PathLike[str] | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
     log: Callable[[str], None] | None = None,
+    study: str | None = None,
 ) -> list[dict[str, Any]]:
     """Train ``method`` on ``dataset`` for every seed at once; one record per seed.
 
@@ -206,6 +207,9 @@ def run_seeds(
     log : callable, optional
         Receives a line for each seed whose partition has fewer clusters than
         ``dataset.n_clusters`` (the others left empty); None: a ``RuntimeWarning`` says so.
+    study : str, optional
+        The ablation study the runs are made for, which their records name with their
+        switches against the protocol's run (:func:`dkm.protocol.results.new_record`).
     """
     from dkm.methods.common import LoopConfig, kmeans_on_embedding
 
@@ -215,6 +219,10 @@ def run_seeds(
     entry = registry.get(method)
     config = configure(method, dataset, tradeoff, scale, overrides or {})
     params = run_params(method, config, loop, scale, data_fingerprint(dataset))
+    protocol = run_params(method, configure(method, dataset, None, scale), loop, scale,
+                          data_fingerprint(dataset))
+    switched = {k: v for k, v in sorted(params.items())
+                if k != "arithmetic" and protocol.get(k) != v}
 
     recorded = provenance()  # the code that trains, not the checkout when training ends
     hashes = [config_hash(dataset.name, method, int(seed), params) for seed in seeds]
@@ -251,7 +259,7 @@ def run_seeds(
         wall_time_s=round(wall / len(seeds), 3), replicas_trained_together=len(seeds),
         provenance=recorded if pretrained is None
         else {**recorded, "pretraining": pretrained.fingerprint(s)},
-        created=created,
+        created=created, study=study, switches=switched,
     ) for s, seed in enumerate(seeds)]
     if checkpoints is not None:
         checkpoints.clear()
@@ -352,12 +360,13 @@ def grid_pieces(store: ResultsStore, datasets: Iterable[str | Dataset], methods:
 def run_piece(piece: Piece, *, scale: float, loop: Any,
               cache_dir: str | os.PathLike[str] | None, seeds_per_batch: int | None = None,
               checkpoint_dir: str | os.PathLike[str] | None = None,
-              log: Callable[[str], None] = lambda message: None) -> Iterator[list[dict[str, Any]]]:
+              log: Callable[[str], None] = lambda message: None,
+              study: str | None = None) -> Iterator[list[dict[str, Any]]]:
     """Run a piece's seeds, batch after batch; yields each batch's records as it finishes.
 
     ``seeds_per_batch`` seeds train together; by default the machine that runs the piece
     decides (:func:`dkm.training.default_seeds_per_batch`: all of them on a GPU, one at a
-    time on a CPU). ``checkpoint_dir`` is :func:`run_seeds`'s.
+    time on a CPU). ``checkpoint_dir`` and ``study`` are :func:`run_seeds`'s.
     """
     from dkm.training import default_seeds_per_batch
 
@@ -367,7 +376,7 @@ def run_piece(piece: Piece, *, scale: float, loop: Any,
         log(f"{data.name} {cell.method} tradeoff={cell.tradeoff} seeds={chunk}")
         yield run_seeds(data, cell.method, chunk, tradeoff=cell.tradeoff, scale=scale,
                         overrides=dict(cell.overrides), loop=loop, cache_dir=cache_dir,
-                        checkpoint_dir=checkpoint_dir, log=log)
+                        checkpoint_dir=checkpoint_dir, log=log, study=study)
 
 
 def _cell_hashes(data: Dataset, cell: GridCell, seeds: Sequence[int], scale: float,

@@ -104,6 +104,7 @@ def run_grid(
     progress: bool = True,
     log: Callable[[str], None] = lambda message: print(message, file=sys.stderr),
     client: Any = None,
+    study: str | None = None,
 ) -> int:
     """Run datasets × methods × seeds (× λ) into a results store; resumable.
 
@@ -140,6 +141,10 @@ def run_grid(
     Without one, ``progress`` draws a bar over the grid's runs (and ``loop.progress`` one
     over each phase's epochs).
 
+    The records say what they are: ``study``, the ablation study they are made for (None: the
+    protocol's runs or a line search's), and their switches against the protocol's run
+    (:func:`dkm.protocol.experiments.run_seeds`).
+
     Returns
     -------
     int
@@ -172,7 +177,7 @@ def run_grid(
         def execute(todo: list[Piece]) -> int:
             return run_pieces(client, todo, store, scale=scale, loop=loop, cache_dir=cache_dir,
                               checkpoint_dir=checkpoint_dir, seeds_per_batch=seeds_per_batch,
-                              progress=progress, log=log)
+                              progress=progress, log=log, study=study)
         groups = [pieces]  # one claim: the cluster runs every piece at once
     else:
         bar = tqdm(total=sum(len(piece.seeds) for piece in pieces), desc=store.path.name,
@@ -183,7 +188,8 @@ def run_grid(
             for piece in todo:
                 for records in run_piece(piece, scale=scale, loop=loop, cache_dir=cache_dir,
                                          seeds_per_batch=seeds_per_batch,
-                                         checkpoint_dir=checkpoint_dir, log=log):
+                                         checkpoint_dir=checkpoint_dir, log=log,
+                                         study=study):
                     for record in records:
                         added += store.append_new(record)
                         bar.update()

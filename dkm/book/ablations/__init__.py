@@ -4,7 +4,9 @@ An ablation run is an ordinary protocol run (:func:`dkm.protocol.grid.run_grid`
 with ``overrides``) whose record differs from the protocol's for its method
 and dataset in some configuration fields: its *switches*. This package declares
 the book's studies (:data:`STUDIES`, run by :func:`run_study` or ``python -m dkm
-ablate``), finds a record's switches, names them for a reader, and compares
+ablate``), reads what a record is (its study and switches, :func:`identified`: from the
+record, or for a committed record against the protocol's run, without TensorFlow), names
+the switches for a reader, and compares
 each variant with the protocol's own records of the same seeds (same
 initialisation, same minibatches and, where both ran on the same kind of CPU,
 the same pretraining), so that the difference of a seed pair is the switch's
@@ -17,8 +19,8 @@ Snapshots of full-scale runs (:mod:`dkm.book.snapshots`) keep their per-epoch
 curves: :func:`embedding_norm_curves` reads the embedding's size through the
 pretraining and the training, for the protocol's run and its variants.
 
-:data:`STUDIES` is built on first use: its switches come from ``_switches``,
-which imports TensorFlow.
+:data:`STUDIES` is built on first use; the studies' models (``_switches``) are loaded on
+first use too: they import TensorFlow.
 
 The package has one private module per job, all re-exported here: the models
 whose switches the studies turn, subclasses of the paper's (``_switches``), the
@@ -53,15 +55,16 @@ from dkm.book.ablations._shrinking import (
     shrinkage_by_dataset,
 )
 from dkm.book.ablations._studies import (
+    AUTHORS_DCN,
     describe,
+    identified,
+    identified_stores,
     LAMBDA_CLIFF,
     load_study,
     pending,
-    protocol_params,
+    protocol_parameters,
     protocol_records,
-    studies_arithmetics,
     studies_with_protocol,
-    STUDY_FOLDERS,
     RESCALED_ALPHAS,
     run_study,
     Study,
@@ -69,8 +72,8 @@ from dkm.book.ablations._studies import (
     study_read_also,
     STUDY_SEEDS,
     switches,
+    TOWARDS_DKM,
     Variant,
-    variant_params,
     variant_scores,
 )
 from dkm.book.ablations._temperature import (
@@ -100,15 +103,15 @@ from dkm.book.ablations._walk import (
 from dkm.book.analysis import signed  # re-exported: the ablations' differences are written with it
 
 #: The models of the studies (``_switches``), loaded on first use: they import TensorFlow.
-_MODELS = ("AUTHORS_DCN", "TOWARDS_DKM", "DKMAblationConfig", "DeepKMeansAblation",
+_MODELS = ("DKMAblationConfig", "DeepKMeansAblation",
            "DCNAblationConfig", "DCNAblation")
 
 
 __all__ = [
-    *_MODELS, "Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "RESCALED_ALPHAS", "study",
-    "run_study", "study_read_also", "load_study", "protocol_records", "studies_arithmetics",
-    "studies_with_protocol",
-    "STUDY_FOLDERS", "variant_params", "protocol_params",
+    *_MODELS, "AUTHORS_DCN", "TOWARDS_DKM",
+    "Variant", "Study", "STUDIES", "STUDY_SEEDS", "LAMBDA_CLIFF", "RESCALED_ALPHAS", "study",
+    "run_study", "study_read_also", "load_study", "protocol_records", "studies_with_protocol",
+    "protocol_parameters", "identified", "identified_stores",
     "switches", "describe", "variant_scores", "pending",
     "compare", "excludes_zero", "zero_nmi_variants", "signed", "and_list", "difference_text",
     "paired_difference_text",
@@ -125,7 +128,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # STUDIES is built on first use (its switches import TensorFlow), as are the models
+    # STUDIES is built on first use, as are the models (which import TensorFlow)
     if name == "STUDIES":
         return _studies._declared_studies()
     if name in _MODELS:

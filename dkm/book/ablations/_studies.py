@@ -7,18 +7,16 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType, SimpleNamespace
+from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
 
 from dkm.data import PAPER_STATISTICS, paper_dataset
 from dkm.protocol import paper, registry
-from dkm.reproducibility.arithmetic import Arithmetic
-from dkm.protocol.results import (ResultsStore, dataset_stores, held_runs, protocol_stores,
-                                  record_arithmetic, record_scale, results_folder, store_path,
-                                  store_records)
-
+from dkm.protocol.results import (READ, SUPERSEDED, ResultsStore, every_store, protocol_store,
+                                  protocol_stores, record_arithmetic, record_scale, results_folder,
+                                  store_path)
 
 
 #: The seeds of the ablations: the paper's first three.
@@ -33,6 +31,25 @@ LAMBDA_CLIFF: tuple[float, ...] = (2.0, 3.0, 5.0)
 #: The constant α of the ``"alpha"`` study that the ``"alpha-rescaling"`` study
 #: rescales as the embedding shrinks (those at which DKM^p fails on 20NEWS).
 RESCALED_ALPHAS: tuple[float, ...] = (100.0, 10.0)
+
+
+#: The four switches as the DKM authors' DCN code had them (``update``, ``train_centroids``,
+#: ``clustering_weight``, ``labels``: the four departures from Yang et al. that
+#: :mod:`dkm.methods.dcn` lists).
+AUTHORS_DCN: dict[str, object] = {
+    "update": "last-sample", "train_centroids": True, "clustering_weight": 1.0, "labels": "stored",
+}
+
+#: From DCN^p to Deep k-Means with a hard assignment, one difference at a time:
+#: each step adds its switches to the previous ones. With DKM^p's λ and epochs
+#: on top, the last step trains exactly DKM^p with ``assignment="hard"``.
+TOWARDS_DKM: tuple[tuple[str, dict[str, object]], ...] = (
+    ("clustering term λ‖h − r‖² (not λ/2)", {"clustering_weight": 1.0}),
+    ("centroids by Adam, not by running means",
+     {"clustering_weight": 1.0, "train_centroids": True, "update": "none"}),
+    ("each sample pulled to its nearest centroid at every step",
+     {"clustering_weight": 1.0, "train_centroids": True, "update": "none", "pull": "nearest"}),
+)
 
 
 _SWITCH_TEXT = {
@@ -132,7 +149,6 @@ class Study:
 @functools.cache
 def _declared_studies() -> Mapping[str, Study]:
     from dkm.annealing import constant, paper_annealing
-    from dkm.book.ablations._switches import TOWARDS_DKM
 
     steps = [{"epochs": 100}] + [{**switched, "epochs": 100} for _, switched in TOWARDS_DKM[:-1]]
     hard = Variant("dkm-p", {"assignment": "hard"})
@@ -266,87 +282,149 @@ def run_study(
             added += run_grid([data], [variant.method], seeds, store, scale=scale,
                               overrides=overrides,
                               seeds_per_batch=seeds_per_batch, cache_dir=cache_dir,
-                              read_also=read_also, progress=progress, log=log)
+                              read_also=read_also, progress=progress, log=log, study=chosen.name)
     return added
 
 
-def _read(path: Path) -> list[dict[str, Any]]:
-    return ResultsStore(path).records() if path.exists() else []
+def protocol_parameters(folder: str | os.PathLike[str]) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """The parameters of the protocol's runs in a results folder, by dataset, method, data and
+    scale: those a study's record is set against to find its switches (:func:`identified`).
+
+    Read from the records of every protocol store of the folder (``<dataset>.jsonl``, and those
+    of the other arithmetic and of :data:`dkm.protocol.results.SUPERSEDED`), their arithmetic
+    left out: a run's switches do not depend on the arithmetic it was made in.
+
+    Returns
+    -------
+    dict
+        ``(dataset, method, data_fingerprint, scale)`` to the parameters of the first such run.
+    """
+    from dkm.data import available_datasets
+
+    folder = Path(folder)
+    found: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for store in every_store(folder):
+        inside = store.relative_to(folder).parts
+        if store.stem not in available_datasets() or inside[:-1] not in ((), (SUPERSEDED,),
+                                                                         ("reproducible",)):
+            continue
+        for record in ResultsStore(store).records():
+            found.setdefault(_reference_key(record), _without_arithmetic(record["params"]))
+    return found
 
 
-def load_study(name: str, results_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The runs of a study: the records of its store in ``results_dir``, then the runs of its
-    variants, on the datasets it has run, that another store of the results folder holds
-    (none when it has not run yet), in the arithmetic of its store's records (a store keeps
-    one: the study's runs in the other are another store's, ``results/reproducible/``).
+def _reference_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (record["dataset"], record["method"], record["params"]["data_fingerprint"],
+            record_scale(record))
+
+
+def _without_arithmetic(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if k != "arithmetic"}
+
+
+def identified(store: str | os.PathLike[str], records: Iterable[Mapping[str, Any]],
+               protocol: Mapping[tuple[Any, ...], Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Records of a store, each with what it is: its ``study`` and its ``switches``.
+
+    A record that holds them keeps its own. For the others, the ``study`` is the store's
+    (``<results>/…/ablations/<study>.jsonl``; None for the protocol's and a line search's
+    stores), and the ``switches`` are the recorded parameters in which the record differs from
+    the protocol's run of its dataset, method, data and scale (``protocol``,
+    :func:`protocol_parameters`), its arithmetic left out. A method that no protocol store
+    runs (the DKM authors' DCN, ``dcn-p-authors``) is run by its study at its own
+    configuration: no switches. A record of a protocol method
+    (:data:`dkm.protocol.registry.PAPER_METHODS`) whose dataset, data and scale ``protocol`` holds
+    no run of is left without ``switches`` (:func:`switches` says why).
+    """
+    store = Path(store)
+    study_name = store.stem if store.parent.name == "ablations" else None
+    described = []
+    for record in records:
+        record = dict(record)
+        record.setdefault("study", study_name)
+        default = protocol.get(_reference_key(record))
+        if "switches" not in record and (default is not None
+                                         or record["method"] not in registry.PAPER_METHODS):
+            record["switches"] = {k: v for k, v in sorted(record["params"].items())
+                                  if k != "arithmetic" and default is not None
+                                  and default.get(k) != v}
+        described.append(record)
+    return described
+
+
+def identified_stores(folder: str | os.PathLike[str]) -> dict[Path, list[dict[str, Any]]]:
+    """Every store of a results folder (:func:`dkm.protocol.results.every_store`) to its
+    records, :func:`identified`: the one reading of a folder from which the studies' runs are
+    selected."""
+    protocol = protocol_parameters(folder)
+    return {store: identified(store, ResultsStore(store).records(), protocol)
+            for store in every_store(folder)}
+
+
+def _held(stores: Mapping[Path, Sequence[Mapping[str, Any]]]) -> list[Mapping[str, Any]]:
+    """Each run of the stores once, its oldest record (:func:`dkm.protocol.results.held_runs`'s
+    rule), in the order of the stores."""
+    runs: dict[str, Mapping[str, Any]] = {}
+    for records in stores.values():
+        for record in records:
+            kept = runs.get(record["config_hash"])
+            if kept is None or record["created"] < kept["created"]:
+                runs[record["config_hash"]] = record
+    return list(runs.values())
+
+
+def load_study(name: str, results_dir: str | os.PathLike[str],
+               datasets: Iterable[str] | None = None, *,
+               stores: Mapping[Path, Sequence[Mapping[str, Any]]] | None = None
+               ) -> list[dict[str, Any]]:
+    """The runs of a study, :func:`identified`: the records of its store in ``results_dir``,
+    then the runs of its variants, on the datasets it has run, that another store of the
+    results folder holds, in the arithmetic of its store's records (a store keeps one).
 
     A results folder keeps one record per run (:func:`dkm.protocol.results.held_runs`), so
     a run that two studies share (DKM^p with the hard assignment is a variant of both
     ``"alpha"`` and ``"towards-dkm"``) is kept by the study that ran it first and read
     from there by the other, which does not run it again
     (:func:`dkm.protocol.grid.run_grid`).
+
+    Parameters
+    ----------
+    name : str
+        A study of :data:`STUDIES`.
+    results_dir : path-like
+        The folder of its store (``results/ablations``).
+    datasets : iterable of str, optional
+        Only the runs of these datasets; all by default.
+    stores : mapping, optional
+        The results folder's :func:`identified_stores`, where the caller has read them.
     """
     chosen = study(name)
     store = store_path(results_dir, chosen.name)
-    own = _read(store)
+    stores = identified_stores(results_folder(store)) if stores is None else stores
+    wanted = None if datasets is None else set(datasets)
+    own = [dict(r) for r in stores.get(store, ()) if wanted is None or r["dataset"] in wanted]
     ran = {r["config_hash"] for r in own}
-    datasets = {r["dataset"] for r in own}
+    ran_on = {r["dataset"] for r in own}
     arithmetics = {record_arithmetic(r) for r in own}
-    elsewhere = [r for path, r in held_runs(results_folder(store)).values()
-                 if r["config_hash"] not in ran and r["dataset"] in datasets
+    elsewhere = [dict(r) for r in _held(stores)
+                 if r["config_hash"] not in ran and r["dataset"] in ran_on
                  and record_arithmetic(r) in arithmetics
                  and paper_dataset(r["dataset"]) in PAPER_STATISTICS
-                 and r["method"] in chosen.methods]
-    return own + [r for r in elsewhere if any(_is_run_of(r, v) for v in chosen.variants)]
+                 and any(_is_run_of(r, v) for v in chosen.variants)]
+    return own + elsewhere
 
 
-def protocol_records(results_dir: str | os.PathLike[str], datasets: Iterable[str],
-                     arithmetic: Arithmetic | Mapping[str, Arithmetic] | None = None
+def protocol_records(results_dir: str | os.PathLike[str], datasets: Iterable[str], *,
+                     stores: Mapping[Path, Sequence[Mapping[str, Any]]] | None = None
                      ) -> list[dict[str, Any]]:
-    """The protocol's records of ``datasets``: those of ``results_dir/<dataset>.jsonl``, or,
-    with ``arithmetic`` (one for every dataset, or one per dataset), its runs in that
-    arithmetic wherever the folder keeps them (:func:`dkm.protocol.results.store_records`).
-    """
-    def chosen(dataset: str) -> Arithmetic | None:
-        return arithmetic.get(dataset) if isinstance(arithmetic, Mapping) else arithmetic
+    """The protocol's records of ``datasets`` that the book reads: those of each dataset's
+    protocol store (:func:`dkm.protocol.results.protocol_store`), :func:`identified`.
 
-    return [r for dataset in datasets
-            for r in store_records(results_dir, dataset, chosen(dataset))]
-
-
-#: The folders of a results folder that hold the studies' stores: those of the studies'
-#: first arithmetic, and those of their runs in the reproducible one.
-STUDY_FOLDERS = ("ablations", "reproducible/ablations")
-
-
-def studies_arithmetics(results_dir: str | os.PathLike[str]) -> dict[str, Arithmetic]:
-    """The arithmetic in which the book reads each dataset's studies, and the protocol's runs
-    they are set against (a dataset without a protocol store: the native one).
-
-    A dataset is read in the arithmetic of its protocol's store (``results/usps.jsonl`` is in
-    the reproducible one) once every native run of every study on it has been made in that
-    arithmetic too; until then its studies and protocol runs are read in the native
-    arithmetic, whole.
-
-    Returns
-    -------
-    dict of str to {"native", "reproducible"}
-        Each dataset that has a protocol store.
-    """
-    from dkm.book.analysis import reruns_missing
-
-    folder = Path(results_dir)
-    found: dict[str, Arithmetic] = {}
-    held = None
-    for dataset, store in dataset_stores(folder).items():
-        arithmetics = ResultsStore(store).arithmetics()
-        found[dataset] = arithmetics.pop() if len(arithmetics) == 1 else "native"
-        if found[dataset] != "native":
-            held = held_runs(folder) if held is None else held
-            if any(reruns_missing(folder, f"ablations/{name}", dataset, found[dataset], held)[0]
-                   for name in _declared_studies()):
-                found[dataset] = "native"
-    return found
+    ``stores`` is the results folder's :func:`identified_stores`, where the caller has read
+    them."""
+    stores = identified_stores(results_dir) if stores is None else stores
+    return [dict(r) for dataset in datasets
+            for r in stores.get(protocol_store(results_dir, dataset), ())]
 
 
 def studies_with_protocol(results_dir: str | os.PathLike[str], datasets: Iterable[str],
@@ -354,65 +432,45 @@ def studies_with_protocol(results_dir: str | os.PathLike[str], datasets: Iterabl
     """Every study's runs and the protocol's records they are compared with: the one
     selection from which every page sets a study's variants against the protocol.
 
-    Each dataset's runs, the studies' and the protocol's, are those of one arithmetic,
-    :func:`studies_arithmetics`'.
+    Each dataset's runs, the studies' and the protocol's, are those of the stores the book
+    reads (:data:`dkm.protocol.results.READ`), and so of one arithmetic.
 
     Returns
     -------
     studies : dict of str to list of dict
-        Each study's runs (:func:`load_study`, from the folders of :data:`STUDY_FOLDERS`).
+        Each study's runs on the datasets of :data:`~dkm.protocol.results.READ` (:func:`load_study`
+        of each dataset's studies' folder).
     protocol : list of dict
         The protocol's records of ``datasets`` (:func:`protocol_records`).
     """
     folder = Path(results_dir)
-    arithmetic_of = studies_arithmetics(folder)
-    studies = {name: [r for sub in STUDY_FOLDERS for r in load_study(name, folder / sub)
-                      if record_arithmetic(r) == arithmetic_of.get(r["dataset"], "native")]
+    stores = identified_stores(folder)
+    by_folder: dict[str, list[str]] = {}
+    for dataset, read in READ.items():
+        if read.studies is not None:
+            by_folder.setdefault(read.studies, []).append(dataset)
+    studies = {name: [r for sub, on in sorted(by_folder.items())
+                      for r in load_study(name, folder / sub, on, stores=stores)]
                for name in _declared_studies()}
-    datasets = list(datasets)
-    return studies, protocol_records(folder, datasets,
-                                     {d: arithmetic_of.get(d, "native") for d in datasets})
-
-
-def _configuration(variant: Variant, dataset: str, scale: float = 1.0) -> Any:
-    from dkm.protocol.experiments import configure
-
-    n_samples = PAPER_STATISTICS[paper_dataset(dataset)]["samples"]
-    return configure(variant.method, SimpleNamespace(name=dataset, n_samples=n_samples),
-                     scale=scale, overrides=variant.overrides_for(dataset))
-
-
-def variant_params(variant: Variant, dataset: str, data_fingerprint: str,
-                   scale: float = 1.0, arithmetic: Arithmetic = "native") -> dict[str, Any]:
-    """The parameters a run of ``variant`` on one of the paper's datasets records.
-
-    That is, what :func:`run_study` (through :func:`dkm.protocol.grid.run_grid`)
-    records, and hashes into the run's ``config_hash``, without training, for a run
-    in ``arithmetic`` (:mod:`dkm.reproducibility.arithmetic`).
-    """
-    from dkm.methods.common import LoopConfig
-    from dkm.protocol.experiments import run_params
-
-    return run_params(variant.method, _configuration(variant, dataset, scale),
-                      LoopConfig(progress=False), scale, data_fingerprint, arithmetic)
-
-
-def protocol_params(dataset: str, method: str, data_fingerprint: str,
-                    scale: float = 1.0, arithmetic: Arithmetic = "native") -> dict[str, Any]:
-    """The parameters the protocol records for ``method`` on ``dataset``.
-
-    That is, what :func:`dkm.protocol.experiments.run_seeds` records with the paper's
-    λ/γ, the default loop and no overrides, for a run in ``arithmetic``.
-    """
-    return variant_params(Variant(method), dataset, data_fingerprint, scale, arithmetic)
+    return studies, protocol_records(folder, datasets, stores=stores)
 
 
 def switches(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The recorded parameters in which ``record`` differs from the protocol's run."""
-    params = record["params"]
-    default = protocol_params(record["dataset"], record["method"], params["data_fingerprint"],
-                              record_scale(record), record_arithmetic(record))
-    return {k: v for k, v in sorted(params.items()) if default.get(k) != v}
+    """The recorded parameters in which ``record`` differs from the protocol's run: its
+    ``switches``, which a record read through :func:`identified` holds.
+
+    Raises
+    ------
+    ValueError
+        For a record without them: one read from a store directly, or one whose protocol run
+        its results folder lacks.
+    """
+    if "switches" not in record:
+        raise ValueError(
+            f"the record of {record['method']} on {record['dataset']} (seed {record['seed']}) "
+            "does not say its switches: read it through dkm.book.ablations.identified, from a "
+            "results folder that holds the protocol's run of its dataset, data and scale")
+    return dict(record["switches"])
 
 
 def _schedule_text(schedule: Mapping[str, Any]) -> str:
@@ -434,7 +492,6 @@ def describe(changed: Mapping[str, Any]) -> str:
     'protocol'
     """
     from dkm.methods.config import jsonable
-    from dkm.book.ablations._switches import AUTHORS_DCN, TOWARDS_DKM
 
     changed = dict(changed)
     parts = []
@@ -475,9 +532,9 @@ def variant_scores(records: Iterable[Mapping[str, Any]], variant: Variant, datas
                    metric: str = "acc", split: str = "test") -> pd.Series:
     """The scores (percent) of ``variant``'s runs on ``dataset``, by seed.
 
-    A record is the variant's when its method is the variant's and its
-    parameters are those :func:`variant_params` gives for its data and scale,
-    so that protocol and ablation records may be passed together.
+    A record (:func:`identified`) is the variant's when its method is the variant's, its
+    parameters hold the values the variant sets, and it switches nothing else, so that
+    protocol and ablation records may be passed together.
 
     Returns
     -------
@@ -490,20 +547,24 @@ def variant_scores(records: Iterable[Mapping[str, Any]], variant: Variant, datas
 
 
 def _is_run_of(record: Mapping[str, Any], variant: Variant) -> bool:
-    """Whether ``record`` is a run of ``variant``: its method, and the parameters
-    :func:`variant_params` gives for its dataset, data, scale and arithmetic."""
-    if record["method"] != variant.method:
+    """Whether ``record`` (:func:`identified`) is a run of ``variant``: its method, the values
+    the variant sets for its dataset, and no other switch."""
+    if record["method"] != variant.method or "switches" not in record:
         return False
-    where = (record["dataset"], record["params"]["data_fingerprint"], record_scale(record),
-             record_arithmetic(record))
-    key = (repr(variant), *where)  # a variant's overrides are a dict: not hashable
-    if key not in _VARIANT_PARAMS:
-        _VARIANT_PARAMS[key] = variant_params(variant, *where)
-    return record["params"] == _VARIANT_PARAMS[key]
+    entry = registry.get(variant.method)
+    expected = _recorded(variant.overrides_for(record["dataset"]), entry)
+    params = record["params"]
+    return (all(params.get(name) == value for name, value in expected.items())
+            and set(record["switches"]) <= set(expected))
 
 
-#: :func:`variant_params` computed once per variant, dataset, data, scale and arithmetic.
-_VARIANT_PARAMS: dict[tuple[Any, ...], dict[str, Any]] = {}
+def _recorded(overrides: Mapping[str, Any], entry: registry.Method) -> dict[str, Any]:
+    """Configuration fields as a record holds them: as JSON values, the trade-off's field
+    under the trade-off's name (``lam``: ``lambda``)."""
+    from dkm.methods.config import jsonable
+
+    return {(entry.tradeoff if name == entry.config_field and entry.tradeoff else name):
+            jsonable(value) for name, value in overrides.items()}
 
 
 def pending(name: str, records: Iterable[Mapping[str, Any]], datasets: Iterable[str],

@@ -16,8 +16,8 @@ configuration that asks for their fields is of their class
   rescaled as the embedding shrinks (studies ``alpha``, ``weight-decay``,
   ``alpha-rescaling``).
 * :class:`DCNAblationConfig`: the DKM authors' four departures from Yang et al.
-  (:data:`AUTHORS_DCN`, study ``dcn-authors``) and the walk from DCN to Deep
-  k-Means with a hard assignment (:data:`TOWARDS_DKM`, study ``towards-dkm``).
+  (:data:`dkm.book.ablations.AUTHORS_DCN`, study ``dcn-authors``) and the walk from DCN to Deep
+  k-Means with a hard assignment (:data:`dkm.book.ablations.TOWARDS_DKM`, study ``towards-dkm``).
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ import tensorflow as tf
 from sklearn.utils._param_validation import StrOptions
 
 from dkm.autoencoder import Autoencoder
+from dkm.book.ablations._studies import AUTHORS_DCN
 from dkm.losses import squared_euclidean
 from dkm.methods.common import MethodResult
 from dkm.methods.config import RECORDED_WHEN_SET
@@ -332,27 +333,9 @@ class DCNAblation(DCN):
     _config_class = DCNAblationConfig
 
 
-#: The four switches as the DKM authors' DCN code had them (``update``, ``train_centroids``,
-#: ``clustering_weight``, ``labels``: the four departures from Yang et al. that
-#: :mod:`dkm.methods.dcn` lists).
-AUTHORS_DCN: dict[str, object] = {
-    "update": "last-sample", "train_centroids": True, "clustering_weight": 1.0, "labels": "stored",
-}
-
 #: DCN^np and DCN^p as the DKM authors' code ran them, by suffix (the methods
 #: ``dcn-np-authors`` and ``dcn-p-authors``).
 AUTHORS_DCN_VARIANTS: dict[str, DCNAblationConfig] = {
     name: DCNAblationConfig(**vars(config), **AUTHORS_DCN)
     for name, config in DCN_VARIANTS.items()
 }
-
-#: From DCN^p to Deep k-Means with a hard assignment, one difference at a time:
-#: each step adds its switches to the previous ones. With DKM^p's λ and epochs
-#: on top, the last step trains exactly DKM^p with ``assignment="hard"``.
-TOWARDS_DKM: tuple[tuple[str, dict[str, object]], ...] = (
-    ("clustering term λ‖h − r‖² (not λ/2)", {"clustering_weight": 1.0}),
-    ("centroids by Adam, not by running means",
-     {"clustering_weight": 1.0, "train_centroids": True, "update": "none"}),
-    ("each sample pulled to its nearest centroid at every step",
-     {"clustering_weight": 1.0, "train_centroids": True, "update": "none", "pull": "nearest"}),
-)

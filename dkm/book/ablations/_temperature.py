@@ -12,7 +12,7 @@ import pandas as pd
 
 from dkm.book.ablations._compare import excludes_zero
 from dkm.book.ablations._shrinking import _method_snapshots
-from dkm.book.ablations._studies import (STUDY_SEEDS, Variant, _configuration, _long, study,
+from dkm.book.ablations._studies import (STUDY_SEEDS, Variant, _is_run_of, _long, _score, study,
                                    variant_scores)
 from dkm.book.analysis import paired_difference
 
@@ -181,11 +181,18 @@ def alpha_points(records: Iterable[Mapping[str, Any]], dataset: str, metric: str
     variants = [v for v in study("alpha").variants if v.method == "dkm-p"] + [Variant("dkm-p")]
     points = []
     for variant in variants:
-        config = _configuration(variant, dataset)
-        hard = getattr(config, "assignment", "soft") == "hard"  # a switch of the study's model
-        alpha = math.inf if hard else config.schedule.alphas[-1]
-        points.append((alpha, variant_scores(records, variant, dataset, metric, split)))
+        runs = [r for r in records
+                if r["dataset"] == dataset and r.get("metrics") and _is_run_of(r, variant)]
+        if runs:
+            points.append((_final_alpha(runs[0]), pd.Series(
+                {r["seed"]: _score(r, metric, split) for r in runs}, dtype=float).sort_index()))
     return _long(points, "alpha").sort_values(["alpha", "seed"], ignore_index=True)
+
+
+def _final_alpha(record: Mapping[str, Any]) -> float:
+    """The α a DKM run's record ends at: ``inf`` for the hard assignment (a study's switch)."""
+    params = record["params"]
+    return math.inf if params.get("assignment") == "hard" else params["schedule"]["alphas"][-1]
 
 
 def rescaling_effects(records: Iterable[Mapping[str, Any]], dataset: str, metric: str = "acc",

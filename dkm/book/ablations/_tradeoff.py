@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dkm.book.ablations._studies import (STUDY_FOLDERS, STUDY_SEEDS, _score, describe, load_study,
-                                         studies_arithmetics, study, switches)
+from dkm.book.ablations._studies import (STUDY_SEEDS, _score, describe, identified_stores,
+                                         load_study, protocol_records, study, switches)
 from dkm.protocol import registry
-from dkm.protocol.results import record_arithmetic, store_records
+from dkm.protocol.results import search_store, study_store
 
 
 def tradeoff_points(records: Iterable[Mapping[str, Any]], dataset: str, method: str = "dkm-p",
@@ -58,21 +58,19 @@ def tradeoff_points(records: Iterable[Mapping[str, Any]], dataset: str, method: 
 
 def study_tradeoff_points(results_dir: str | os.PathLike[str], store: str = "usps",
                           method: str = "dkm-p", metric: str = "acc") -> pd.DataFrame:
-    """:func:`tradeoff_points` of the ablations' seeds, from every store that holds such runs.
+    """:func:`tradeoff_points` of the ablations' seeds, from every store the book reads that
+    holds such runs.
 
-    The runs are the protocol's (``<store>.jsonl``), its line search's
-    (``<store>-lambda.jsonl``) and the ``"lambda"`` study's
-    (``ablations/lambda.jsonl``), where each exists, on :data:`STUDY_SEEDS`, all in the
-    arithmetic in which the book reads the dataset's studies (:func:`studies_arithmetics`):
-    a run in the other arithmetic is another run of the same value and seed
-    (:func:`dkm.protocol.results.store_records`).
+    The runs are the protocol's, its line search's and the ``"lambda"`` study's, in the stores
+    the book reads of the dataset (:data:`dkm.protocol.results.READ`), and so in one
+    arithmetic, on :data:`STUDY_SEEDS`.
 
     Parameters
     ----------
     results_dir : str or path-like
-        The folder of the protocol's stores, with the ablations' in ``ablations/``.
+        The results folder.
     store : str, default "usps"
-        The store's name, which is also the dataset id its records carry.
+        The dataset id its records carry.
     method : str, default "dkm-p"
         A method with a trade-off hyperparameter.
     metric : {"acc", "nmi", "ari"}
@@ -84,11 +82,12 @@ def study_tradeoff_points(results_dir: str | os.PathLike[str], store: str = "usp
         As :func:`tradeoff_points`.
     """
     folder = Path(results_dir)
-    arithmetic = studies_arithmetics(folder).get(store, "native")
-    studied = [r for sub in STUDY_FOLDERS for r in load_study("lambda", folder / sub)
-               if r["dataset"] == store and record_arithmetic(r) == arithmetic]
-    runs = [r for name in (store, f"{store}-lambda")
-            for r in store_records(folder, name, arithmetic) if r["seed"] in STUDY_SEEDS]
+    stores = identified_stores(folder)
+    studied = study_store(folder, store, "lambda")
+    studied = ([] if studied is None else
+               load_study("lambda", studied.parent, [store], stores=stores))
+    runs = [r for r in protocol_records(folder, [store], stores=stores)
+            + list(stores.get(search_store(folder, store), ())) if r["seed"] in STUDY_SEEDS]
     return tradeoff_points(runs + studied, store, method, metric)
 
 

@@ -1,4 +1,4 @@
-"""From DCN^p to DKM^p one switch at a time (:data:`dkm.book.ablations._switches.TOWARDS_DKM`)."""
+"""From DCN^p to DKM^p one switch at a time (:data:`dkm.book.ablations._studies.TOWARDS_DKM`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -6,13 +6,13 @@ from typing import Any
 
 import pandas as pd
 
-from dkm.book.ablations._studies import Variant, _long, study, variant_scores
+from dkm.book.ablations._studies import TOWARDS_DKM, Variant, _long, study, variant_scores
 from dkm.book.analysis import paired_difference
 
 
 def towards_dkm_chain(records: Iterable[Mapping[str, Any]], dataset: str, metric: str = "acc",
                       split: str = "test") -> pd.DataFrame:
-    """The scores along the walk from DCN^p to DKM^p (:data:`dkm.book.ablations._switches.TOWARDS_DKM`).
+    """The scores along the walk from DCN^p to DKM^p (:data:`dkm.book.ablations._studies.TOWARDS_DKM`).
 
     The steps: DCN^p as the protocol runs it; DCN^p at DKM^p's λ and epochs;
     each step of the ``"towards-dkm"`` study, the last of which is DKM^p
@@ -45,8 +45,6 @@ def towards_dkm_chain(records: Iterable[Mapping[str, Any]], dataset: str, metric
 
 def _towards_dkm_steps() -> list[tuple[str, str, Variant]]:
     """The steps of :func:`towards_dkm_chain`: label, what the step changes, and its variant."""
-    from dkm.book.ablations._switches import TOWARDS_DKM
-
     *switched, hard = study("towards-dkm").variants
     steps = [("DCN^p", "DCN^p as the protocol runs it", Variant("dcn-p")),
              ("+ λ and epochs of DKM^p", "DKM^p's λ and number of epochs", switched[0])]

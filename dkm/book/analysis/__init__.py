@@ -124,7 +124,7 @@ from dkm.book.analysis._claims import (
 from dkm.book.analysis._cells import STANDINGS, cell_counts, distinct_cells
 from dkm.book.analysis._coverage import (
     compute, coverage, missing_in_arithmetic, missing_search_seeds, missing_seeds, progress,
-    reruns_missing, reruns_to_make, wall_hours,
+    wall_hours,
 )
 from dkm.book.analysis._line_search import (
     SEARCH_SUMMARY_COLUMNS,
@@ -136,9 +136,9 @@ from dkm.book.analysis._line_search import (
     search_summary,
     complete_searches,
     seeds_with_whole_grid,
-    search_store,
     stored_search,
 )
+from dkm.protocol.results import search_store  # the store of a dataset's search the book reads
 from dkm.book.analysis._side_by_side import SIDE_BY_SIDE_MEASURES, side_by_side, warm_rate
 from dkm.book.analysis._setting_effect import (
     SETTING_EFFECT_COLUMNS, ArithmeticComparison, arithmetic_comparison, seed_differences,
@@ -180,7 +180,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
            "two_source_grid", "collapsed_verdicts", "COLLAPSE_SYMBOL", "COLLAPSED_NMI", "SOURCES",
            "coverage", "missing_seeds", "missing_search_seeds", "wall_hours", "compute",
-           "missing_in_arithmetic", "reruns_missing", "reruns_to_make",
+           "missing_in_arithmetic",
            "cell_counts",
            "distinct_cells", "STANDINGS",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",

@@ -129,16 +129,20 @@ def compute(results_dir: str | os.PathLike[str]) -> pd.DataFrame:
     pandas.DataFrame
         One row per record: ``kind`` (``"protocol"``, ``"λ search"``, or the kind of its
         folder: ``"ablations"``, ``"the authors' code"``, ``"bfloat16"``, ``"protocol, native
-        arithmetic"``, ``"reruns in the reproducible arithmetic"``), ``store`` (its path in the
+        arithmetic"``, ``"reruns in the reproducible arithmetic"``; a search's or a study's runs
+        that reruns superseded, kept under ``native/``, are of their search's or study's
+        kind), ``store`` (its path in the
         folder), ``dataset``, ``method``, ``seed``, ``seconds`` (its ``wall_time_s``) and
         ``device`` (its provenance's).
     """
-    from dkm.protocol.results import ResultsStore, every_store, is_full_scale
+    from dkm.protocol.results import SUPERSEDED, ResultsStore, every_store, is_full_scale
 
     folder = Path(results_dir)
     rows = []
     for store in every_store(folder):
         inside = store.relative_to(folder).parts
+        if inside[0] == SUPERSEDED and (len(inside) > 2 or store.stem.endswith("-lambda")):
+            inside = inside[1:]  # a superseded search's or study's runs: what they were run for
         kind = (_STORE_KINDS.get(inside[0], inside[0]) if len(inside) > 1
                 else "λ search" if store.stem.endswith("-lambda") else "protocol")
         rows += [{"kind": kind, "store": store.relative_to(folder).as_posix(),
@@ -181,57 +185,3 @@ def missing_in_arithmetic(records: Iterable[Mapping[str, Any]], arithmetic: str,
     return [dict(record) for record in records
             if config_hash(record["dataset"], record["method"], record["seed"],
                            params_in(record["params"])) not in held]
-
-
-def reruns_to_make(folder: str | os.PathLike[str], store: str, dataset: str,
-                   arithmetic: str = "reproducible",
-                   held: Mapping[str, Any] | None = None
-                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The native runs of ``dataset`` in a store of a results folder that are not yet made in
-    ``arithmetic`` anywhere in that folder, and all of the store's native runs of it.
-
-    Parameters
-    ----------
-    folder : path-like
-        The results folder.
-    store : str
-        The store's path inside it, without ``.jsonl`` (``"usps-lambda"``, ``"ablations/alpha"``).
-    dataset : str
-        The dataset whose runs are read, as the records name it.
-    arithmetic : {"reproducible", "native"}
-    held : mapping, optional
-        The folder's :func:`dkm.protocol.results.held_runs`, where the caller has read them
-        already; read here otherwise.
-
-    Returns
-    -------
-    missing, native : list of dict
-        The native records whose run is still to make, and the store's native records of the
-        dataset, in the store's order; both empty where the store does not exist.
-    """
-    from dkm.protocol.results import ResultsStore, held_runs, record_arithmetic
-
-    path = Path(folder) / f"{store}.jsonl"
-    if not path.is_file():
-        return [], []
-    runs = [r for r in ResultsStore(path).records()
-            if r["dataset"] == dataset and record_arithmetic(r) == "native"]
-    held = held_runs(folder) if held is None else held
-    return missing_in_arithmetic(runs, arithmetic, held), runs
-
-
-def reruns_missing(folder: str | os.PathLike[str], store: str, dataset: str,
-                   arithmetic: str = "reproducible",
-                   held: Mapping[str, Any] | None = None) -> tuple[int, int]:
-    """How many of the native runs of ``dataset`` in a store of a results folder are not yet
-    made in ``arithmetic`` anywhere in that folder, and how many there are: the lengths of
-    :func:`reruns_to_make`'s lists, with its parameters.
-
-    Returns
-    -------
-    missing, native : int
-        The runs still to make, and the store's native runs of the dataset; ``(0, 0)`` where the
-        store does not exist.
-    """
-    missing, runs = reruns_to_make(folder, store, dataset, arithmetic, held)
-    return len(missing), len(runs)

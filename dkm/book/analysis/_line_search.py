@@ -10,13 +10,13 @@ from typing import Any
 
 import pandas as pd
 
-from dkm.book.analysis._coverage import missing_search_seeds, reruns_missing
+from dkm.book.analysis._coverage import missing_search_seeds
 from dkm.book.analysis._paired import paired_difference
 from dkm.book.analysis._variants import on_paper_dataset
 from dkm.protocol import paper
 from dkm.protocol.experiments import TRADEOFF_GRID
-from dkm.protocol.results import (ResultsStore, dataset_stores, held_runs, records_to_dataframe,
-                                  results_folder, score_column, store_path)
+from dkm.protocol.results import (ResultsStore, held_runs, records_to_dataframe, results_folder,
+                                  score_column)
 
 
 def search_records(records: Iterable[Mapping[str, Any]], dataset: str, methods: Sequence[str],
@@ -46,39 +46,6 @@ def search_records(records: Iterable[Mapping[str, Any]], dataset: str, methods: 
             and (scale is None or r["params"].get("scale") == scale)]
 
 
-def search_store(results_dir: str | os.PathLike[str], dataset: str) -> Path:
-    """The store of ``dataset``'s line search that the book reads, in a results folder.
-
-    A search's runs are kept in ``<dataset>-lambda.jsonl``, in the arithmetic they were made
-    in, and their reruns in the reproducible arithmetic in ``reproducible/<dataset>-lambda.jsonl``
-    (a store keeps one arithmetic). The book reads a dataset in the arithmetic of its protocol's
-    store: the reruns, once that store is in the reproducible arithmetic and every native run of
-    the search has been made in it too (:func:`~dkm.book.analysis.reruns_missing`); until then,
-    and for a dataset whose protocol is native, the first store, whole.
-
-    Parameters
-    ----------
-    results_dir : path-like
-        The results folder.
-    dataset : str
-        The dataset (or data variant) as the records name it.
-
-    Returns
-    -------
-    pathlib.Path
-        The store to read with :func:`stored_search`; it need not exist.
-    """
-    folder = Path(results_dir)
-    first = store_path(folder, f"{dataset}-lambda")
-    rerun = store_path(folder / "reproducible", f"{dataset}-lambda")
-    protocol = dataset_stores(folder).get(dataset)
-    if (protocol is None or ResultsStore(protocol).arithmetics() != {"reproducible"}
-            or not rerun.is_file()):
-        return first
-    missing, native = reruns_missing(folder, first.stem, dataset)
-    return rerun if native and not missing else first
-
-
 def stored_search(path: str | os.PathLike[str], dataset: str,
                   methods: Sequence[str]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """A line search's runs of ``dataset``'s ``methods`` and their frame: its store's records,
@@ -90,8 +57,8 @@ def stored_search(path: str | os.PathLike[str], dataset: str,
     Parameters
     ----------
     path : path-like
-        A line-search store (``results/<dataset>-lambda.jsonl``); none is read where it is
-        absent.
+        A line-search store (the one the book reads: :func:`dkm.protocol.results.search_store`);
+        none is read where it is absent.
     dataset : str
         The dataset (or data variant) as the records name it.
     methods : sequence of str

@@ -8,6 +8,7 @@ stores, one private module per job, all re-exported here:
 ``dkm.protocol.results._folder``  the results folder: its layout (the stores the tables read,
                                   every store, each dataset's), the runs it holds, and its
                                   full-scale records.
+``dkm.protocol.results._layout``  which of its stores the book reads, by dataset (:data:`READ`).
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from dkm.protocol.results._folder import (AUDITS, STORE_FOLDERS, arithmetic_by_d
                                           held_runs, protocol_stores, results_folder,
                                           single_arithmetic, store_path, store_records,
                                           table_stores)
+from dkm.protocol.results._layout import (READ, SUPERSEDED, ReadStores, declared_stores,
+                                          protocol_store, read_stores, search_store, study_store)
 from dkm.protocol.results._record import (COLUMNS, DISTANCE_NAMES, METRICS, SCHEMA_VERSION,
                                           SPLITS, config_hash, is_full_scale, new_record,
                                           record_arithmetic, record_label, record_scale,
@@ -32,4 +35,6 @@ __all__ = [
     "dataset_stores", "protocol_stores", "held_runs", "duplicate_runs", "store_path", "store_records",
     "single_arithmetic", "arithmetic_by_dataset", "full_scale_records",
     "full_scale_records_by_store",
+    "READ", "SUPERSEDED", "ReadStores", "read_stores", "protocol_store", "search_store",
+    "study_store", "declared_stores",
 ]

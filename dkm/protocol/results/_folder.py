@@ -34,8 +34,8 @@ def table_stores(folder: str | os.PathLike[str]) -> list[Path]:
 
 
 #: The folders of a results folder that hold stores of their own kind: the ablation studies',
-#: the authors' code's, the bfloat16 runs', the native arithmetic's where the protocol's
-#: stores are in the reproducible one.
+#: the authors' code's, the bfloat16 runs', the native runs that reruns superseded
+#: (:data:`~dkm.protocol.results.SUPERSEDED`) and the reruns in the reproducible arithmetic.
 STORE_FOLDERS = ("ablations", "authors-code", "bfloat16", "native", "reproducible")
 #: The folder of a results folder that holds the audits of its records: reruns, never records.
 AUDITS = "audits"

@@ -75,6 +75,13 @@ Record schema (version 1)
     phase that did (:attr:`dkm.checkpoints.RunCheckpoints.resumed`).
 ``created``
     ISO 8601 timestamp with a time zone.
+``study``, ``switches``
+    What the run is, in the records made since they were written (optional; neither enters
+    the hash): the ablation study it was run for (``null`` for the protocol's runs and a
+    line search's), and the recorded parameters in which it differs from the protocol's run
+    of its method on its dataset, its arithmetic left out (``{}`` for the protocol's run).
+    For an older record, :func:`dkm.book.ablations.identified` reads both from its store
+    and its parameters.
 
 Only finite numbers are accepted (no NaN or infinity), so every line is
 standard JSON.
@@ -204,6 +211,8 @@ def new_record(
     replicas_trained_together: int = 1,
     provenance: Mapping[str, Any] | None = None,
     created: str | None = None,
+    study: str | None = None,
+    switches: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Assemble and validate a record, computing its hash and timestamp: the one way a
     record is made (:func:`dkm.protocol.experiments.run_seeds` makes every run's).
@@ -222,6 +231,11 @@ def new_record(
         Versions and machine; empty when not given.
     created : str, optional
         ISO 8601 timestamp; now (UTC) when not given.
+    study : str, optional
+        The ablation study the run was made for (None: the protocol's or a line search's).
+    switches : mapping, optional
+        The parameters in which the run differs from the protocol's; with it, the record
+        says ``study`` and ``switches`` (see the module docstring); without it, neither.
 
     Returns
     -------
@@ -247,6 +261,8 @@ def new_record(
         "provenance": dict(provenance or {}),
         "created": created or datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
+    if switches is not None:
+        record.update(study=study, switches=dict(switches))
     validate_record(record)
     return record
 
