@@ -115,6 +115,8 @@ __all__ = [
     "VERDICTS",
     "summarize",
     "mean_interval",
+    "paired_interval",
+    "student_interval",
     "student_pvalue",
     "welch_interval",
     "significance_marks",
@@ -184,7 +186,8 @@ def summarize(values: ArrayLike) -> tuple[float, float, int]:
 
 
 def mean_interval(values: ArrayLike, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean of the runs and its Student's t interval, ``(mean, low, high)``.
+    """Mean of the runs and its Student's t interval, ``(mean, low, high)``
+    (``scipy.stats.ttest_1samp(...).confidence_interval``).
 
     The interval is NaN with a single run; a constant sample has its value at both ends.
 
@@ -198,11 +201,57 @@ def mean_interval(values: ArrayLike, confidence: float = 0.95) -> tuple[float, f
     >>> [round(v, 2) for v in mean_interval([1.0, 2.0, 3.0])]
     [2.0, -0.48, 4.48]
     """
-    mean, std, n = summarize(values)
+    mean, _, n = summarize(values)
     if n < 2:
         return mean, math.nan, math.nan
-    half = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1) * std / math.sqrt(n))
-    return mean, mean - half, mean + half
+    runs = _runs(values)
+    return mean, *_interval(_scipy_stats.ttest_1samp, [runs, 0.0], confidence, runs)
+
+
+def paired_interval(a: ArrayLike, b: ArrayLike,
+                    confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean of the pairs' differences ``a − b`` and its Student's t interval
+    (``scipy.stats.ttest_rel(...).confidence_interval``): for runs on the same seeds.
+
+    Raises
+    ------
+    ValueError
+        If the samples differ in length or have fewer than 2 pairs.
+    """
+    first, second = _runs(a, "a"), _runs(b, "b")
+    if first.size != second.size or first.size < 2:
+        raise ValueError(f"a paired interval needs at least 2 pairs of runs, got {first.size} "
+                         f"and {second.size} runs")
+    differences = first - second
+    return (float(differences.mean()),
+            *_interval(_scipy_stats.ttest_rel, [first, second], confidence, differences))
+
+
+def student_interval(a: ArrayLike, b: ArrayLike,
+                     confidence: float = 0.95) -> tuple[float, float, float]:
+    """Difference of two samples' means, ``mean(a) − mean(b)``, and its Student's t interval
+    with pooled variance (``scipy.stats.ttest_ind(..., equal_var=True)``): the paper's test.
+
+    Raises
+    ------
+    ValueError
+        If either sample has fewer than 2 runs.
+    """
+    first, second = _two_samples(a, b, "Student's interval")
+    return (float(first.mean() - second.mean()),
+            *_interval(_scipy_stats.ttest_ind, [first, second], confidence, first, second))
+
+
+def _interval(test, samples: list[ArrayLike], confidence: float,
+              *spreads: np.ndarray) -> tuple[float, float]:
+    """The ends of SciPy's t interval of ``test(*samples)``, without its warning of
+    precision loss when one of ``spreads`` (the samples whose variance the test estimates)
+    is constant, whose variance is exactly 0."""
+    with warnings.catch_warnings():
+        if any(_constant(spread) for spread in spreads):
+            warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
+        low, high = test(*samples).confidence_interval(confidence)
+    return float(low), float(high)
 
 
 def _constant(runs: np.ndarray) -> bool:
