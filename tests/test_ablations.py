@@ -17,7 +17,7 @@ from dkm.book.ablations import (
     STUDIES,
     STUDY_SEEDS,
     Variant,
-    against_paper,
+    with_paper_figure,
     alpha_points,
     compare,
     describe,
@@ -318,7 +318,7 @@ def test_the_towards_dkm_chain_walks_from_dcn_p_to_dkm_p_in_order():
 
 def test_the_authors_dcn_is_held_against_the_papers_dcn_figure_and_the_protocols_dcn():
     runs = [_record("dcn-p-authors", s, a) for s, a in [(1, 0.73), (2, 0.74), (3, 0.72)]]
-    table = against_paper(compare(runs, [_record("dcn-p", 1, 0.75), _record("dcn-p", 2, 0.80)]))
+    table = with_paper_figure(compare(runs, [_record("dcn-p", 1, 0.75), _record("dcn-p", 2, 0.80)]))
     assert table.loc[0, ["against", "paired", "protocol mean"]].tolist() == ["dcn-p", 2, 77.5]
     assert table.loc[0, "difference"] == pytest.approx(-4.0)
     assert table.loc[0, "paper"] == paper.reported("table1", "dcn-p", "usps", "acc")[0] == 73.0

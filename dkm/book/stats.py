@@ -112,7 +112,7 @@ __all__ = [
     "PRETRAINED",
     "NOT_PRETRAINED",
     "DEFAULT_GROUPS",
-    "VERDICTS",
+    "COMPARISON_VERDICTS",
     "summarize",
     "mean_interval",
     "paired_interval",
@@ -139,8 +139,8 @@ NOT_PRETRAINED = registry.GroupMembers("not pretrained")
 DEFAULT_GROUPS: Mapping[str, Set[str]] = MappingProxyType(
     {"bold": PRETRAINED, "underline": NOT_PRETRAINED}
 )
-#: The possible verdicts of :func:`compare_with_paper`.
-VERDICTS = ("consistent", "better", "worse")
+#: The verdicts of :func:`compare_with_paper` (:attr:`Comparison.verdict`).
+COMPARISON_VERDICTS = ("consistent", "better", "worse")
 #: What a comparative claim says of its first model against its second (:func:`claim_verdict`).
 CLAIM_KINDS = ("better", "on par", "not worse")
 ClaimKind = Literal["better", "on par", "not worse"]

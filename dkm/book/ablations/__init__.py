@@ -33,7 +33,7 @@ from typing import Any
 
 from dkm.book.ablations import _studies
 from dkm.book.ablations._compare import (
-    against_paper,
+    with_paper_figure,
     agreement_by_dataset,
     and_list,
     compare,
@@ -110,7 +110,7 @@ __all__ = [
     "switches", "describe", "variant_scores", "pending",
     "compare", "excludes_zero", "zero_nmi_variants", "signed", "and_list", "difference_text",
     "paired_difference_text",
-    "agreement_by_dataset", "against_paper", "paper_margins", "margin_claim", "margin_text",
+    "agreement_by_dataset", "with_paper_figure", "paper_margins", "margin_claim", "margin_text",
     "paper_verdicts", "table_view",
     "tradeoff_points", "study_tradeoff_points", "tradeoff_means", "tradeoff_choice",
     "tradeoff_onset",

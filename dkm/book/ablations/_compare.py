@@ -216,7 +216,7 @@ def agreement_by_dataset(verdicts: pd.DataFrame, methods: Sequence[str] = (),
                          "complete": seeds >= seeds_needed})
 
 
-def against_paper(comparison: pd.DataFrame, metric: str = "acc",
+def with_paper_figure(comparison: pd.DataFrame, metric: str = "acc",
                   table: str = "table1") -> pd.DataFrame:
     """A :func:`compare` table with the paper's figure (``paper``) and ``against paper``.
 
@@ -345,7 +345,7 @@ def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "htm
     Parameters
     ----------
     comparison : pandas.DataFrame
-        A table of :func:`compare` (or :func:`against_paper`).
+        A table of :func:`compare` (or :func:`with_paper_figure`).
     columns : sequence of str
         The columns shown, in order; ``"interval"`` is the t interval of the
         difference, with a no-break space so that a table keeps it on one line

@@ -9,7 +9,8 @@ from typing import Any
 import pandas as pd
 
 from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
-from dkm.book.stats import ClaimKind, claim_verdict, detectable_difference, significance_verdict
+from dkm.book.stats import (CLAIM_VERDICTS, ClaimKind, claim_verdict, detectable_difference,
+                            significance_verdict)
 from dkm.book.tables import one_line, typeset
 from dkm.data import paper_dataset
 from dkm.protocol import paper
@@ -17,9 +18,9 @@ from dkm.protocol.results import records_to_dataframe
 
 #: Verdicts of a claim on one dataset and metric: the three of
 #: :func:`dkm.book.stats.claim_verdict`, then the cells without one.
-VERDICTS = ("holds", "fails", "inconclusive", "not testable", "excepted")
+VERDICTS = (*CLAIM_VERDICTS, "not testable", "excepted")
 #: The verdicts decided by a test (:func:`verdicts_given`).
-TESTED = VERDICTS[:3]
+TESTED = CLAIM_VERDICTS
 #: Fewest same-seed pairs for an interval (and a verdict).
 MIN_PAIRS = 3
 #: A model whose test NMI stays below this (points) on every seed has collapsed: one cluster,
