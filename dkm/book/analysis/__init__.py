@@ -89,12 +89,10 @@ from __future__ import annotations
 # One private module per job (dkm/__init__.py maps them); every public name is
 # re-exported here, the one place to import it from.
 from dkm.book.analysis._authors_code import AUTHORS_CODE_COLUMNS, authors_code_comparison
-from dkm.book.analysis._checks import (
-    FIT_PARTS, audited_reruns, audits, cache_size_products, check_gap, check_runs, every_rerun,
-    reruns_apart,
-    isa_probe_table, kept_reruns, protocol_gap,
-    in_present_settings, repeated_runs, reproducible_fits, rerun_gaps, reruns, with_reruns,
+from dkm.book.analysis._arithmetic import (
+    FIT_PARTS, cache_size_products, in_present_settings, isa_probe_table, reproducible_fits,
 )
+from dkm.book.analysis._check_runs import check_gap, check_runs, protocol_gap
 from dkm.book.analysis._claims import (
     CLAIMS,
     COLUMNS,
@@ -143,6 +141,10 @@ from dkm.book.analysis._side_by_side import SIDE_BY_SIDE_MEASURES, side_by_side,
 from dkm.book.analysis._setting_effect import (
     SETTING_EFFECT_COLUMNS, ArithmeticComparison, arithmetic_comparison, seed_differences,
     setting_effect, standing_changes, verdict_changes,
+)
+from dkm.book.analysis._reruns import (
+    audited_reruns, audits, every_rerun, kept_reruns, repeated_runs, rerun_gaps, reruns,
+    reruns_apart, with_reruns,
 )
 from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
 from dkm.book.analysis._setup import setup_comparison
