@@ -257,7 +257,7 @@ COLUMNS = ["claim", "text", "label", "kind", "dataset", "metric", "paper", "ours
            "paper_verdict", "collapsed"]
 
 
-#: Symbols of the verdicts in :func:`verdict_grid`.
+#: Symbols of the verdicts in :func:`two_source_grid` and :func:`claims_table`.
 VERDICT_SYMBOLS = {"holds": "✓", "fails": "✗", "inconclusive": "?", "not testable": "–",
                    "excepted": "·"}
 
@@ -298,26 +298,6 @@ def failing_between(checked: pd.DataFrame, methods: Iterable[str],
     methods = set(methods)
     inside = checked["claim"].map(lambda key: set(claim_methods(key, claims)) <= methods)
     return checked[(checked["verdict"] == "fails") & inside.astype(bool)]
-
-
-def verdict_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = None) -> pd.DataFrame:
-    """The verdicts of :func:`check_claims` at a glance: claims × datasets.
-
-    Rows are the claims' labels (:attr:`Claim.label`), columns the datasets. Each cell
-    holds one symbol per metric of the claim, in the claim's order
-    (:data:`VERDICT_SYMBOLS`), each followed by :data:`FLIP_SYMBOL` where the paper's
-    unpaired test gives another verdict: ``"✓ ✗‡"`` for a claim that holds in ACC and fails
-    in NMI, a verdict the unpaired test would change. A cell is empty where the paper does
-    not make the claim for the dataset.
-    """
-    order = list(dataset_order or dict.fromkeys(checked["dataset"]))
-    flipped = set(flips(checked).index)
-    cells: dict[str, dict[str, str]] = {}
-    for (label, dataset), rows in checked.groupby(["label", "dataset"], sort=False):
-        cells.setdefault(label, {})[dataset] = " ".join(
-            "".join(_our_marks(row, flipped, sized=False)) for row in rows.itertuples())
-    grid = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=order)
-    return grid.fillna("")
 
 
 #: The two sources of :func:`two_source_grid`'s verdicts: the paper's figures and our runs.
