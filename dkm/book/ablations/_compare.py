@@ -9,7 +9,7 @@ import pandas as pd
 
 from dkm.book.ablations._studies import SCORE_SOURCES, STUDY_SEEDS, _score, describe, switches
 from dkm.book.analysis import CLAIMS, Claim, paired_difference, signed
-from dkm.data import dataset_label, paper_dataset
+from dkm.data import paper_dataset
 from dkm.protocol import paper, registry
 from dkm.protocol.results import arithmetic_by_dataset
 
@@ -117,18 +117,6 @@ def zero_nmi_variants(ablation: Iterable[Mapping[str, Any]],
     """
     nmi = compare(ablation, protocol, metric="nmi")
     return nmi[(nmi["mean"] == 0) & (nmi["n"] >= seeds_needed)]
-
-
-def and_list(items: Sequence[str]) -> str:
-    """Items as prose: ``a``, ``a and b``, ``a, b and c``; empty for no items.
-
-    Examples
-    --------
-    >>> and_list(["MNIST"]), and_list(["MNIST", "USPS", "20NEWS"])
-    ('MNIST', 'MNIST, USPS and 20NEWS')
-    """
-    items = list(items)
-    return " and ".join(filter(None, [", ".join(items[:-1]), *items[-1:]]))
 
 
 def difference_text(row: Any, unit: str = "", seeds: bool = False) -> str:
@@ -291,19 +279,6 @@ def margin_claim(row: Any, fmt: str = "html") -> str:
     from dkm.book.tables import typeset
 
     return typeset(f"{row.over} over {registry.get(row.against).label}", fmt)
-
-
-def margin_text(row: Any, fmt: str = "html") -> str:
-    """A row of :func:`paper_margins` as prose.
-
-    Examples
-    --------
-    ``2.6 of the paper's 2.9 points of DKM^p over DCN^p on MNIST``: the
-    variant's gap, then the paper's margin, its claim (typeset for ``fmt``,
-    a format of :func:`dkm.book.tables.typeset`) and the dataset.
-    """
-    return (f"{row.gap:.1f} of the paper's {row.margin:.1f} points of {margin_claim(row, fmt)} "
-            f"on {dataset_label(row.dataset)}")
 
 
 def paper_verdicts(records: Iterable[Mapping[str, Any]], metrics: Sequence[str] = ("acc", "nmi"),

@@ -24,8 +24,7 @@ reports), and a verdict:
     in NMI on MNIST); its numbers are still given.
 
 :func:`verdicts_given` keeps the verdicts of the first three kinds;
-:func:`failing_between` the claims that fail between two given methods
-(:func:`claim_methods` names a claim's two).
+:func:`claim_methods` names a claim's two methods.
 
 The runs of a model are those the result tables use (:mod:`dkm.book.tables`): the
 method's records for the dataset and distance at the trade-off value with the
@@ -108,7 +107,6 @@ from dkm.book.analysis._claims import (
     check_claims,
     claim_methods,
     claims_table,
-    failing_between,
     flips,
     paper_margin,
     two_source_grid,
@@ -178,7 +176,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "MarginRule", "paper_margin",
            "paired_difference", "unpaired_difference", "signed", "COLUMNS", "SIZE_SYMBOLS",
            "FLIP_SYMBOL", "flips", "KIND_SYMBOLS",
-           "check_claims", "claim_methods", "failing_between", "verdicts_given",
+           "check_claims", "claim_methods", "verdicts_given",
            "two_source_grid", "collapsed_verdicts", "COLLAPSE_SYMBOL", "COLLAPSED_NMI", "SOURCES",
            "coverage", "missing_seeds", "missing_search_seeds", "wall_hours", "compute",
            "missing_in_arithmetic", "reruns_missing", "reruns_to_make",

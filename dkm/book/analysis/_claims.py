@@ -291,15 +291,6 @@ def claim_methods(key: str, claims: Sequence[Claim] = CLAIMS) -> tuple[str, str]
             paper.parse_model_label(claim.second).method)
 
 
-def failing_between(checked: pd.DataFrame, methods: Iterable[str],
-                    claims: Sequence[Claim] = CLAIMS) -> pd.DataFrame:
-    """The rows of :func:`check_claims` that fail whose two models are both among
-    ``methods`` (method ids), e.g. models whose own scores match the paper's figures."""
-    methods = set(methods)
-    inside = checked["claim"].map(lambda key: set(claim_methods(key, claims)) <= methods)
-    return checked[(checked["verdict"] == "fails") & inside.astype(bool)]
-
-
 #: The two sources of :func:`two_source_grid`'s verdicts: the paper's figures and our runs.
 SOURCES = ("paper", "ours")
 
