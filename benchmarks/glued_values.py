@@ -7,9 +7,9 @@ give an empty ``diff``::
     python benchmarks/glued_values.py > after.tsv       # on the new one's
     diff before.tsv after.tsv
 
-It reads the executed notebooks that Jupyter Book writes (``_build/jupyter_execute``): a glued
-value is an output whose metadata names it (myst-nb's ``scrapbook`` key), and its value is the
-text that ``{glue:text}`` would show, the output's ``text/plain`` (or its HTML or Markdown where
+It reads the glue files that myst-nb writes beside each executed notebook
+(``_build/jupyter_execute/**/NAME.glue.json``, one output per glued name), and gives each value as
+the text that ``{glue:text}`` would show: the output's ``text/plain`` (or its Markdown or HTML where
 it has no plain text).
 """
 from __future__ import annotations
@@ -24,18 +24,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def glued_values(executed: Path) -> Iterator[tuple[str, str, str]]:
     """The (page, name, value) of every glued output under ``executed``, in page order."""
-    for notebook in sorted(executed.rglob("*.ipynb")):
-        page = notebook.relative_to(executed).with_suffix("").as_posix()
-        for cell in json.loads(notebook.read_text())["cells"]:
-            for output in cell.get("outputs", []):
-                name = output.get("metadata", {}).get("scrapbook", {}).get("name")
-                if name is None:
-                    continue
-                data = output.get("data", {})
-                value = next((data[kind] for kind in ("text/plain", "text/markdown", "text/html")
-                              if kind in data), "")
-                value = "".join(value) if isinstance(value, list) else str(value)
-                yield page, name, value.replace("\n", "\\n").replace("\t", " ")
+    for glue_file in sorted(executed.rglob("*.glue.json")):
+        page = glue_file.relative_to(executed).as_posix().removesuffix(".glue.json")
+        for name, output in sorted(json.loads(glue_file.read_text()).items()):
+            data = output.get("data", {})
+            value = next((data[kind] for kind in ("text/plain", "text/markdown", "text/html")
+                          if kind in data), "")
+            value = "".join(value) if isinstance(value, list) else str(value)
+            yield page, name, value.replace("\n", "\\n").replace("\t", " ")
 
 
 def main() -> None:
@@ -44,8 +40,8 @@ def main() -> None:
                         help="the book's build folder (default: _build)")
     args = parser.parse_args()
     executed = args.build / "jupyter_execute"
-    if not executed.is_dir():
-        parser.error(f"no executed notebooks in {executed}: run `make book` first")
+    if not any(executed.rglob("*.glue.json")):
+        parser.error(f"no glued values in {executed}: run `make book` first")
     for row in glued_values(executed):
         print("\t".join(row))
 

@@ -347,15 +347,14 @@ def _our_marks(row: Any, flipped: set, sized: bool = True) -> list[str]:
             + ([COLLAPSE_SYMBOL] if bool(getattr(row, "collapsed", False)) else []))
 
 
-def _difference_text(ours: float, low: float, high: float, n: int) -> str:
-    """Our mean paired difference ± the half-width of its interval ("–" without pairs).
-
-    The spaces around ± do not break, so that a narrow table column keeps the figure on one line.
-    """
+def _difference_text(ours: float, low: float, high: float, n: int, missing: str = "–") -> str:
+    """Our mean paired difference ± the half-width of its interval, the difference alone
+    without an interval, ``missing`` without pairs (:func:`claims_table`,
+    :func:`dkm.book.analysis.verdict_table`)."""
     if n == 0:
-        return "–"
+        return missing
     half = (high - low) / 2
-    return signed(ours) if math.isnan(half) else one_line(f"{signed(ours)} ± {half:.1f}")
+    return signed(ours) if math.isnan(half) else f"{signed(ours)} ± {half:.1f}"
 
 
 def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) -> pd.DataFrame:
@@ -400,7 +399,9 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
             for cell in cells.itertuples():
                 metric = cell.metric.upper()
                 row[(metric, "paper")] = signed(cell.paper)
-                row[(metric, "ours")] = _difference_text(cell.ours, cell.low, cell.high, cell.n)
+                # no-break spaces around ±: a narrow column keeps the figure on one line
+                row[(metric, "ours")] = one_line(
+                    _difference_text(cell.ours, cell.low, cell.high, cell.n))
                 if "margin" in checked:
                     row[(metric, "δ")] = f"{cell.margin:.1f}"
                 row[(metric, " ")] = one_line(" ".join(_our_marks(
