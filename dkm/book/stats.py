@@ -95,10 +95,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Collection, Hashable, Mapping, Sequence, Set
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -205,7 +205,8 @@ def mean_interval(values: ArrayLike, confidence: float = 0.95) -> tuple[float, f
     if n < 2:
         return mean, math.nan, math.nan
     runs = _runs(values)
-    return mean, *_interval(_scipy_stats.ttest_1samp, [runs, 0.0], confidence, runs)
+    result = _scipy_test(_scipy_stats.ttest_1samp, runs, 0.0, spreads=[runs])
+    return mean, *_ends(result, confidence)
 
 
 def paired_interval(a: ArrayLike, b: ArrayLike,
@@ -223,8 +224,8 @@ def paired_interval(a: ArrayLike, b: ArrayLike,
         raise ValueError(f"a paired interval needs at least 2 pairs of runs, got {first.size} "
                          f"and {second.size} runs")
     differences = first - second
-    return (float(differences.mean()),
-            *_interval(_scipy_stats.ttest_rel, [first, second], confidence, differences))
+    result = _scipy_test(_scipy_stats.ttest_rel, first, second, spreads=[differences])
+    return float(differences.mean()), *_ends(result, confidence)
 
 
 def student_interval(a: ArrayLike, b: ArrayLike,
@@ -238,19 +239,24 @@ def student_interval(a: ArrayLike, b: ArrayLike,
         If either sample has fewer than 2 runs.
     """
     first, second = _two_samples(a, b, "Student's interval")
-    return (float(first.mean() - second.mean()),
-            *_interval(_scipy_stats.ttest_ind, [first, second], confidence, first, second))
+    result = _scipy_test(_scipy_stats.ttest_ind, first, second, spreads=[first, second])
+    return float(first.mean() - second.mean()), *_ends(result, confidence)
 
 
-def _interval(test, samples: list[ArrayLike], confidence: float,
-              *spreads: np.ndarray) -> tuple[float, float]:
-    """The ends of SciPy's t interval of ``test(*samples)``, without its warning of
-    precision loss when one of ``spreads`` (the samples whose variance the test estimates)
-    is constant, whose variance is exactly 0."""
+def _scipy_test(test: Callable[..., Any], *samples: Any, spreads: Sequence[np.ndarray],
+                **options: Any) -> Any:
+    """SciPy's t-test ``test(*samples, **options)``, without its warning of precision loss
+    when one of ``spreads`` (the samples whose variance it estimates) is constant: their
+    variance is exactly 0, and the interval is the estimate at both ends."""
     with warnings.catch_warnings():
         if any(_constant(spread) for spread in spreads):
             warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
-        low, high = test(*samples).confidence_interval(confidence)
+        return test(*samples, **options)
+
+
+def _ends(result: Any, confidence: float) -> tuple[float, float]:
+    """The ends of a t-test's confidence interval at ``confidence``."""
+    low, high = result.confidence_interval(confidence)
     return float(low), float(high)
 
 
@@ -268,15 +274,6 @@ def _two_samples(a: ArrayLike, b: ArrayLike, what: str) -> tuple[np.ndarray, np.
     return first, second
 
 
-def _t_test(first: np.ndarray, second: np.ndarray, *, equal_var: bool):
-    """SciPy's two-sample t-test of two samples not both constant."""
-    with warnings.catch_warnings():
-        if _constant(first) or _constant(second):
-            # SciPy warns of precision loss for a constant sample, whose variance is exactly 0.
-            warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
-        return _scipy_stats.ttest_ind(first, second, equal_var=equal_var)
-
-
 def student_pvalue(a: ArrayLike, b: ArrayLike) -> float:
     """Two-sided p value of Student's two-sample t-test (equal variances).
 
@@ -291,7 +288,8 @@ def student_pvalue(a: ArrayLike, b: ArrayLike) -> float:
     first, second = _two_samples(a, b, "Student's t-test")
     if _constant(first) and _constant(second):
         return 1.0 if first[0] == second[0] else 0.0
-    return float(_t_test(first, second, equal_var=True).pvalue)
+    return float(_scipy_test(_scipy_stats.ttest_ind, first, second, spreads=[first, second],
+                             equal_var=True).pvalue)
 
 
 def welch_interval(a: ArrayLike, b: ArrayLike,
@@ -312,8 +310,9 @@ def welch_interval(a: ArrayLike, b: ArrayLike,
         difference = float(first[0] - second[0])
         return difference, difference, difference
     difference = float(first.mean() - second.mean())
-    low, high = _t_test(first, second, equal_var=False).confidence_interval(confidence)
-    return difference, float(low), float(high)
+    result = _scipy_test(_scipy_stats.ttest_ind, first, second, spreads=[first, second],
+                         equal_var=False)
+    return difference, *_ends(result, confidence)
 
 
 def _marked(
