@@ -112,7 +112,9 @@ The book, ``dkm.book``:
 ``dkm.book.analysis._variants`` a data variant's runs under its paper dataset, and its effect.
 ``dkm.book.analysis._setting_effect`` the same runs in two settings: scores, verdicts, standings.
 ``dkm.book.analysis._side_by_side`` two programs or settings timed in processes taking turns.
-``dkm.book.analysis._checks`` the runs of the benchmarks' check scripts and their gaps.
+``dkm.book.analysis._check_runs`` the runs of the benchmarks' check scripts and their gaps.
+``dkm.book.analysis._reruns`` reruns of committed records, in the stores or kept apart, and audits.
+``dkm.book.analysis._arithmetic`` the arithmetic on other CPUs: the fixture's fits, cache sizes.
 ``dkm.book.analysis._setup`` the paper's experimental set-up beside the package's defaults.
 ``dkm.book.analysis._standin`` the GPU stand-in's output as tables: throughput, runs, precision, α.
 ``dkm.book.analysis._authors_code`` the authors' own code beside the package and the paper.

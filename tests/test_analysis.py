@@ -16,11 +16,12 @@ from dkm.book import analysis
 from dkm.book.analysis import (
     CLAIMS, FLIP_SYMBOL, SIZE_SYMBOLS, VERDICT_SYMBOLS, Claim, check_claims,
     flips, unpaired_difference, check_gap, check_runs,
-    claim_methods, claims_table, coverage, failing_between, on_paper_dataset, paired_difference,
+    claim_methods, claims_table, coverage, on_paper_dataset, paired_difference,
+    two_source_grid,
     paper_tradeoff, progress, protocol_gap, rerun_gaps, search_curves, search_records,
     search_summary, seed_scores, standin_alpha_curves, standin_alpha_scores,
     standin_cluster_loss, standin_rescaling_effect, standin_rows, standin_tradeoff_points,
-    standin_tradeoff_table, variant_effect, verdict_grid, verdicts_given, setting_effect,
+    standin_tradeoff_table, variant_effect, verdicts_given, setting_effect,
     reproducible_fits, cache_size_products, seed_differences, side_by_side, standing_changes, verdict_changes,
     warm_rate, FIT_PARTS, in_present_settings,
     with_reruns, paper_margin,
@@ -133,25 +134,17 @@ def test_a_cell_the_paper_excepts_keeps_its_numbers_and_carries_no_verdict():
     assert table.loc["nmi", "verdict"] == "excepted"
     assert table.loc["nmi", "ours"] == pytest.approx(table.loc["acc", "ours"] / 2)
     assert list(verdicts_given(table.reset_index()).metric) == ["acc"]
-    assert verdict_grid(table.reset_index()).loc["DKM^p ≥ DCN^p", "usps"] == "✗ ·"
+    ours = two_source_grid(table.reset_index()).loc["DKM^p ≥ DCN^p", ("usps", "ours")]
+    assert ours[0] == "✗" and ours.endswith(" ·")
     # the paper's one exception: DKM^p against IDEC^p in NMI on MNIST, and only there
     excepted = {(c.key, dataset, metric) for c in CLAIMS for dataset, metric in c.exceptions}
     assert excepted == {("dkm-p>=idec-p", "mnist", "nmi")}
 
 
-def test_the_claims_failing_between_given_methods():
+def test_a_claim_names_its_two_methods():
     assert claim_methods("dkm-p+km>=dcn-p+km") == ("dkm-p", "dcn-p")
     with pytest.raises(ValueError, match="no claim 'x'"):
         claim_methods("x")
-    records = (_runs("usps", "dkm-p", [0.60, 0.61, 0.62], lam=1.0)
-               + _runs("usps", "dcn-p", [0.70, 0.72, 0.71], lam=0.1)
-               + _runs("usps", "ae-km", [0.50, 0.52, 0.51]))
-    keys = ("dkm-p>dcn-p", "dkm-p>ae-km", "dcn-p=ae-km")
-    checked = check_claims(records, [c for c in CLAIMS if c.key in keys], datasets=["usps"])
-    assert set(checked[checked.verdict == "fails"].claim) == {"dkm-p>dcn-p", "dcn-p=ae-km"}
-    between = failing_between(checked, ["dkm-p", "dcn-p"])
-    assert set(between.claim) == {"dkm-p>dcn-p"} and set(between.metric) == {"acc", "nmi"}
-    assert failing_between(checked, ["dkm-p", "ae-km"]).empty  # DKM^p > AE-KM holds
 
 
 def test_too_few_pairs_or_a_missing_dataset_is_not_testable():
@@ -178,17 +171,19 @@ def test_every_claim_names_models_the_paper_reports():
                 paper.reported(claim.table, claim.second, dataset, metric)
 
 
-def test_the_verdict_grid_puts_one_symbol_per_metric_in_each_claim_and_dataset():
+def test_the_verdict_grid_puts_one_mark_per_metric_in_each_claim_and_dataset():
     records = _runs("usps", "dkm-p", [0.75, 0.76, 0.78], lam=1.0) + \
         _runs("usps", "dcn-p", [0.70, 0.72, 0.71], lam=0.1)
     claims = [c for c in CLAIMS if c.key in ("dkm-p>dcn-p", "dkm-a-ce>ee")]
-    grid = verdict_grid(check_claims(records, claims), ["usps", "mnist", "20news"])
-    assert list(grid.columns) == ["usps", "mnist", "20news"]
+    grid = two_source_grid(check_claims(records, claims), ["usps", "mnist", "20news"])
+    ours = grid.xs("ours", axis=1, level=1)
+    assert list(ours.columns) == ["usps", "mnist", "20news"]
     assert list(grid.index) == ["DKM^p > DCN^p", "DKM^a_ce > DKM^a_ee"]
-    assert grid.loc["DKM^p > DCN^p", "usps"] == "✓ ✓"  # NMI is ACC / 2 here: same verdict
-    assert grid.loc["DKM^p > DCN^p", "mnist"] == "– –"
-    assert grid.loc["DKM^a_ce > DKM^a_ee", "usps"] == ""
-    assert grid.loc["DKM^a_ce > DKM^a_ee", "20news"] == "–"
+    # NMI is ACC / 2 here: the same verdict, each with its interval's mark
+    assert [mark[0] for mark in ours.loc["DKM^p > DCN^p", "usps"].split(" ")] == ["✓", "✓"]
+    assert ours.loc["DKM^p > DCN^p", "mnist"] == "– –"
+    assert ours.loc["DKM^a_ce > DKM^a_ee", "usps"] == ""
+    assert ours.loc["DKM^a_ce > DKM^a_ee", "20news"] == "–"
 
 
 def test_each_claim_is_decided_on_the_paper_s_figures_and_on_our_runs():
@@ -227,9 +222,8 @@ def test_a_verdict_against_a_collapsed_model_is_marked_and_not_counted():
     assert on_news.collapsed.all() and (on_news.verdict == "holds").all()
     assert len(analysis.collapsed_verdicts(checked)) == 2
     assert verdicts_given(checked).empty
-    assert verdict_grid(checked).loc["DKM^a > DCN^np", "20news"] == "✓⊘ ✓⊘"
-    assert analysis.two_source_grid(checked).loc[
-        "DKM^a > DCN^np", ("20news", "ours")].endswith("⊘")
+    marks = analysis.two_source_grid(checked).loc["DKM^a > DCN^np", ("20news", "ours")]
+    assert [(mark[0], mark[-1]) for mark in marks.split(" ")] == [("✓", "⊘")] * 2
 
 
 def test_coverage_counts_each_seed_once():
@@ -772,7 +766,8 @@ def test_a_verdict_the_unpaired_test_reverses_is_a_flip_and_is_marked():
     assert row.verdict == "holds" and row.unpaired_verdict == "inconclusive"
     assert not row.size_inside  # the paper's +2.7 points lies far above our +1.0 ± 0.0
     assert list(flips(checked).index) == [0]
-    assert verdict_grid(checked).loc["DKM^p > DCN^p", "usps"] == f"✓{FLIP_SYMBOL}"
+    assert two_source_grid(checked).loc["DKM^p > DCN^p", ("usps", "ours")] == \
+        f"✓{SIZE_SYMBOLS[False]}{FLIP_SYMBOL}"
     # a no-break space between the marks: they stay on one line
     assert claims_table(checked).iloc[0][("ACC", " ")] == \
         f"✓\u00a0{SIZE_SYMBOLS[False]}\u00a0{FLIP_SYMBOL}"

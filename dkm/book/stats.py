@@ -95,10 +95,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Collection, Hashable, Mapping, Sequence, Set
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -112,9 +112,11 @@ __all__ = [
     "PRETRAINED",
     "NOT_PRETRAINED",
     "DEFAULT_GROUPS",
-    "VERDICTS",
+    "COMPARISON_VERDICTS",
     "summarize",
     "mean_interval",
+    "paired_interval",
+    "student_interval",
     "student_pvalue",
     "welch_interval",
     "significance_marks",
@@ -137,8 +139,8 @@ NOT_PRETRAINED = registry.GroupMembers("not pretrained")
 DEFAULT_GROUPS: Mapping[str, Set[str]] = MappingProxyType(
     {"bold": PRETRAINED, "underline": NOT_PRETRAINED}
 )
-#: The possible verdicts of :func:`compare_with_paper`.
-VERDICTS = ("consistent", "better", "worse")
+#: The verdicts of :func:`compare_with_paper` (:attr:`Comparison.verdict`).
+COMPARISON_VERDICTS = ("consistent", "better", "worse")
 #: What a comparative claim says of its first model against its second (:func:`claim_verdict`).
 CLAIM_KINDS = ("better", "on par", "not worse")
 ClaimKind = Literal["better", "on par", "not worse"]
@@ -184,7 +186,8 @@ def summarize(values: ArrayLike) -> tuple[float, float, int]:
 
 
 def mean_interval(values: ArrayLike, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean of the runs and its Student's t interval, ``(mean, low, high)``.
+    """Mean of the runs and its Student's t interval, ``(mean, low, high)``
+    (``scipy.stats.ttest_1samp(...).confidence_interval``).
 
     The interval is NaN with a single run; a constant sample has its value at both ends.
 
@@ -198,11 +201,63 @@ def mean_interval(values: ArrayLike, confidence: float = 0.95) -> tuple[float, f
     >>> [round(v, 2) for v in mean_interval([1.0, 2.0, 3.0])]
     [2.0, -0.48, 4.48]
     """
-    mean, std, n = summarize(values)
+    mean, _, n = summarize(values)
     if n < 2:
         return mean, math.nan, math.nan
-    half = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1) * std / math.sqrt(n))
-    return mean, mean - half, mean + half
+    runs = _runs(values)
+    result = _scipy_test(_scipy_stats.ttest_1samp, runs, 0.0, spreads=[runs])
+    return mean, *_ends(result, confidence)
+
+
+def paired_interval(a: ArrayLike, b: ArrayLike,
+                    confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean of the pairs' differences ``a − b`` and its Student's t interval
+    (``scipy.stats.ttest_rel(...).confidence_interval``): for runs on the same seeds.
+
+    Raises
+    ------
+    ValueError
+        If the samples differ in length or have fewer than 2 pairs.
+    """
+    first, second = _runs(a, "a"), _runs(b, "b")
+    if first.size != second.size or first.size < 2:
+        raise ValueError(f"a paired interval needs at least 2 pairs of runs, got {first.size} "
+                         f"and {second.size} runs")
+    differences = first - second
+    result = _scipy_test(_scipy_stats.ttest_rel, first, second, spreads=[differences])
+    return float(differences.mean()), *_ends(result, confidence)
+
+
+def student_interval(a: ArrayLike, b: ArrayLike,
+                     confidence: float = 0.95) -> tuple[float, float, float]:
+    """Difference of two samples' means, ``mean(a) − mean(b)``, and its Student's t interval
+    with pooled variance (``scipy.stats.ttest_ind(..., equal_var=True)``): the paper's test.
+
+    Raises
+    ------
+    ValueError
+        If either sample has fewer than 2 runs.
+    """
+    first, second = _two_samples(a, b, "Student's interval")
+    result = _scipy_test(_scipy_stats.ttest_ind, first, second, spreads=[first, second])
+    return float(first.mean() - second.mean()), *_ends(result, confidence)
+
+
+def _scipy_test(test: Callable[..., Any], *samples: Any, spreads: Sequence[np.ndarray],
+                **options: Any) -> Any:
+    """SciPy's t-test ``test(*samples, **options)``, without its warning of precision loss
+    when one of ``spreads`` (the samples whose variance it estimates) is constant: their
+    variance is exactly 0, and the interval is the estimate at both ends."""
+    with warnings.catch_warnings():
+        if any(_constant(spread) for spread in spreads):
+            warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
+        return test(*samples, **options)
+
+
+def _ends(result: Any, confidence: float) -> tuple[float, float]:
+    """The ends of a t-test's confidence interval at ``confidence``."""
+    low, high = result.confidence_interval(confidence)
+    return float(low), float(high)
 
 
 def _constant(runs: np.ndarray) -> bool:
@@ -219,15 +274,6 @@ def _two_samples(a: ArrayLike, b: ArrayLike, what: str) -> tuple[np.ndarray, np.
     return first, second
 
 
-def _t_test(first: np.ndarray, second: np.ndarray, *, equal_var: bool):
-    """SciPy's two-sample t-test of two samples not both constant."""
-    with warnings.catch_warnings():
-        if _constant(first) or _constant(second):
-            # SciPy warns of precision loss for a constant sample, whose variance is exactly 0.
-            warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
-        return _scipy_stats.ttest_ind(first, second, equal_var=equal_var)
-
-
 def student_pvalue(a: ArrayLike, b: ArrayLike) -> float:
     """Two-sided p value of Student's two-sample t-test (equal variances).
 
@@ -242,7 +288,8 @@ def student_pvalue(a: ArrayLike, b: ArrayLike) -> float:
     first, second = _two_samples(a, b, "Student's t-test")
     if _constant(first) and _constant(second):
         return 1.0 if first[0] == second[0] else 0.0
-    return float(_t_test(first, second, equal_var=True).pvalue)
+    return float(_scipy_test(_scipy_stats.ttest_ind, first, second, spreads=[first, second],
+                             equal_var=True).pvalue)
 
 
 def welch_interval(a: ArrayLike, b: ArrayLike,
@@ -263,8 +310,9 @@ def welch_interval(a: ArrayLike, b: ArrayLike,
         difference = float(first[0] - second[0])
         return difference, difference, difference
     difference = float(first.mean() - second.mean())
-    low, high = _t_test(first, second, equal_var=False).confidence_interval(confidence)
-    return difference, float(low), float(high)
+    result = _scipy_test(_scipy_stats.ttest_ind, first, second, spreads=[first, second],
+                         equal_var=False)
+    return difference, *_ends(result, confidence)
 
 
 def _marked(

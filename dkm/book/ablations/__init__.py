@@ -35,14 +35,12 @@ from typing import Any
 
 from dkm.book.ablations import _studies
 from dkm.book.ablations._compare import (
-    against_paper,
+    with_paper_figure,
     agreement_by_dataset,
-    and_list,
     compare,
     difference_text,
     excludes_zero,
     margin_claim,
-    margin_text,
     paired_difference_text,
     paper_margins,
     paper_verdicts,
@@ -113,9 +111,9 @@ __all__ = [
     "run_study", "study_read_also", "load_study", "protocol_records", "studies_with_protocol",
     "protocol_parameters", "identified", "identified_stores",
     "switches", "describe", "variant_scores", "pending",
-    "compare", "excludes_zero", "zero_nmi_variants", "signed", "and_list", "difference_text",
+    "compare", "excludes_zero", "zero_nmi_variants", "signed", "difference_text",
     "paired_difference_text",
-    "agreement_by_dataset", "against_paper", "paper_margins", "margin_claim", "margin_text",
+    "agreement_by_dataset", "with_paper_figure", "paper_margins", "margin_claim",
     "paper_verdicts", "table_view",
     "tradeoff_points", "study_tradeoff_points", "tradeoff_means", "tradeoff_choice",
     "tradeoff_onset",

@@ -9,7 +9,7 @@ import pandas as pd
 
 from dkm.book.ablations._studies import SCORE_SOURCES, STUDY_SEEDS, _score, describe, switches
 from dkm.book.analysis import CLAIMS, Claim, paired_difference, signed
-from dkm.data import dataset_label, paper_dataset
+from dkm.data import paper_dataset
 from dkm.protocol import paper, registry
 from dkm.protocol.results import arithmetic_by_dataset
 
@@ -119,18 +119,6 @@ def zero_nmi_variants(ablation: Iterable[Mapping[str, Any]],
     return nmi[(nmi["mean"] == 0) & (nmi["n"] >= seeds_needed)]
 
 
-def and_list(items: Sequence[str]) -> str:
-    """Items as prose: ``a``, ``a and b``, ``a, b and c``; empty for no items.
-
-    Examples
-    --------
-    >>> and_list(["MNIST"]), and_list(["MNIST", "USPS", "20NEWS"])
-    ('MNIST', 'MNIST, USPS and 20NEWS')
-    """
-    items = list(items)
-    return " and ".join(filter(None, [", ".join(items[:-1]), *items[-1:]]))
-
-
 def difference_text(row: Any, unit: str = "", seeds: bool = False) -> str:
     """A paired difference and its interval as text: ``+1.2 [−0.6, +3.0] points over 3 seeds``.
 
@@ -216,7 +204,7 @@ def agreement_by_dataset(verdicts: pd.DataFrame, methods: Sequence[str] = (),
                          "complete": seeds >= seeds_needed})
 
 
-def against_paper(comparison: pd.DataFrame, metric: str = "acc",
+def with_paper_figure(comparison: pd.DataFrame, metric: str = "acc",
                   table: str = "table1") -> pd.DataFrame:
     """A :func:`compare` table with the paper's figure (``paper``) and ``against paper``.
 
@@ -293,19 +281,6 @@ def margin_claim(row: Any, fmt: str = "html") -> str:
     return typeset(f"{row.over} over {registry.get(row.against).label}", fmt)
 
 
-def margin_text(row: Any, fmt: str = "html") -> str:
-    """A row of :func:`paper_margins` as prose.
-
-    Examples
-    --------
-    ``2.6 of the paper's 2.9 points of DKM^p over DCN^p on MNIST``: the
-    variant's gap, then the paper's margin, its claim (typeset for ``fmt``,
-    a format of :func:`dkm.book.tables.typeset`) and the dataset.
-    """
-    return (f"{row.gap:.1f} of the paper's {row.margin:.1f} points of {margin_claim(row, fmt)} "
-            f"on {dataset_label(row.dataset)}")
-
-
 def paper_verdicts(records: Iterable[Mapping[str, Any]], metrics: Sequence[str] = ("acc", "nmi"),
                    split: str = "test", table: str = "table1") -> pd.DataFrame:
     """Each variant's runs against the paper's figure of its method (:func:`dkm.book.stats.compare_with_paper`).
@@ -345,7 +320,7 @@ def table_view(comparison: pd.DataFrame, columns: Sequence[str], fmt: str = "htm
     Parameters
     ----------
     comparison : pandas.DataFrame
-        A table of :func:`compare` (or :func:`against_paper`).
+        A table of :func:`compare` (or :func:`with_paper_figure`).
     columns : sequence of str
         The columns shown, in order; ``"interval"`` is the t interval of the
         difference, with a no-break space so that a table keeps it on one line

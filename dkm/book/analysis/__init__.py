@@ -24,8 +24,7 @@ reports), and a verdict:
     in NMI on MNIST); its numbers are still given.
 
 :func:`verdicts_given` keeps the verdicts of the first three kinds;
-:func:`failing_between` the claims that fail between two given methods
-(:func:`claim_methods` names a claim's two).
+:func:`claim_methods` names a claim's two methods.
 
 The runs of a model are those the result tables use (:mod:`dkm.book.tables`): the
 method's records for the dataset and distance at the trade-off value with the
@@ -45,56 +44,61 @@ the paper's dataset a line search is compared with.
 
 Beyond the claims
 -----------------
-The same records answer the book's other questions, one private module each:
-:func:`search_records`, :func:`stored_search`, :func:`seeds_with_whole_grid`,
-:func:`complete_searches`,
-:func:`search_curves`, :func:`search_summary`, :func:`search_scores`,
-:func:`chosen_against_paper` and
-:func:`paper_tradeoff` read a line search; :func:`coverage` counts the seeds
-each dataset and method has run (:func:`missing_seeds`, :func:`missing_search_seeds` those
-still missing), :func:`progress` a dataset's runs against
-the protocol's and :func:`wall_hours` the hours they took (:func:`compute`: every record of a
-results folder, once, with its cost; :func:`missing_in_arithmetic` the runs of records not yet
-made in another arithmetic); :func:`cell_counts` counts the
-result cells (:func:`distinct_cells`) consistent with the paper's figures, above and below them
-(:data:`STANDINGS`); :func:`on_paper_dataset` and :func:`variant_effect` show a data
-variant's runs and what the variant changes, :func:`setting_effect` what another setting of the
-same runs (the products' precision, the arithmetic) changes (:func:`seed_differences` seed by
-seed; :func:`verdict_changes` and :func:`standing_changes` in the claims' verdicts and the cells'
-standings; :func:`arithmetic_comparison` all three for the native and reproducible arithmetics);
-:func:`side_by_side`
-summarises two programs or settings timed in processes that take turns; :func:`check_runs`,
-:func:`check_gap` and :func:`protocol_gap` read the runs of the benchmarks'
-check scripts, :func:`rerun_gaps` compares reruns with the records they
-repeat, :func:`repeated_runs` finds the configurations recorded twice,
-:func:`reruns` gathers both kinds of rerun in one table (:func:`kept_reruns` and
-:func:`audited_reruns` read those kept apart, :func:`reruns_apart` all of them, and
-:func:`every_rerun` is the one table of the native records' reruns that every page reads;
-:func:`with_reruns` puts the latest rerun in its record's place),
-:func:`reproducible_fits` what each CPU gave for the reproducible fixture's fit,
-:func:`cache_size_products` which of a fit's products other cache sizes round otherwise
-(:func:`in_present_settings` tells a benchmark's line made in an earlier version of the mode),
-and :func:`isa_probe_table` reads the probe of a snapshot's arithmetic on another CPU;
-:func:`standin_alpha_curves` and
-:func:`standin_alpha_scores` read the GPU stand-in's runs at each α, :func:`standin_rescaling_effect`
-what rescaling α as the embedding shrinks does, :func:`standin_tradeoff_points` its
-scores at each λ and :func:`standin_tradeoff_table` sets them beside the package's, and
-:func:`standin_cluster_loss` reads where they lose clusters; :func:`standin_rows` reads a
-study's output lines (:data:`STANDIN_KINDS`); :func:`authors_code_comparison` sets the
-authors' own code beside the package and the paper; :func:`setup_comparison` sets the paper's
-experimental set-up beside the package's defaults.
+The same records answer the book's other questions, one private module per subject:
+
+``_line_search``
+    a line search's runs and curves, and the value validation chooses against the paper's:
+    :func:`search_records`, :func:`stored_search`, :func:`seeds_with_whole_grid`,
+    :func:`complete_searches`, :func:`search_curves`, :func:`search_summary`,
+    :func:`search_scores`, :func:`chosen_against_paper`, :func:`paper_tradeoff`.
+``_coverage``
+    the runs made and missing: :func:`coverage` (seeds per dataset and method),
+    :func:`missing_seeds`, :func:`missing_search_seeds`, :func:`progress`, :func:`wall_hours`,
+    :func:`compute` (every record of a results folder, once, with its cost),
+    :func:`missing_in_arithmetic`.
+``_cells``
+    the result cells (:func:`distinct_cells`) consistent with the paper's figures, above and
+    below them (:func:`cell_counts`, :data:`STANDINGS`).
+``_variants``
+    a data variant's runs and what the variant changes: :func:`on_paper_dataset`,
+    :func:`variant_effect`.
+``_setting_effect``
+    what another setting of the same runs (the products' precision, the arithmetic) changes:
+    :func:`setting_effect`, :func:`seed_differences`, :func:`verdict_changes`,
+    :func:`standing_changes`, :func:`arithmetic_comparison`.
+``_side_by_side``
+    two programs or settings timed in processes that take turns: :func:`side_by_side`.
+``_check_runs``
+    the runs of the benchmarks' check scripts and their gaps: :func:`check_runs`,
+    :func:`check_gap`, :func:`protocol_gap`.
+``_reruns``
+    reruns of committed records against their records: :func:`rerun_gaps`,
+    :func:`repeated_runs` (configurations recorded twice), :func:`reruns` (both kinds in one
+    table), :func:`kept_reruns`, :func:`audited_reruns` and :func:`reruns_apart` (those kept
+    apart), :func:`every_rerun` (the one table of the native records' reruns that every page
+    reads), :func:`with_reruns` (the latest rerun in its record's place), :func:`audits`.
+``_arithmetic``
+    what the arithmetic gives on other CPUs: :func:`reproducible_fits` (the reproducible
+    fixture's fit), :func:`cache_size_products`, :func:`in_present_settings`,
+    :func:`isa_probe_table` (the probe of a snapshot's arithmetic).
+``_standin``
+    the GPU stand-in's runs (:func:`standin_rows`, :data:`STANDIN_KINDS`): at each α
+    (:func:`standin_alpha_curves`, :func:`standin_alpha_scores`), α rescaled
+    (:func:`standin_rescaling_effect`), at each λ (:func:`standin_tradeoff_points`,
+    :func:`standin_tradeoff_table`), where they lose clusters (:func:`standin_cluster_loss`).
+``_authors_code``, ``_setup``
+    the authors' own code beside the package and the paper (:func:`authors_code_comparison`);
+    the paper's experimental set-up beside the package's defaults (:func:`setup_comparison`).
 """
 from __future__ import annotations
 
 # One private module per job (dkm/__init__.py maps them); every public name is
 # re-exported here, the one place to import it from.
 from dkm.book.analysis._authors_code import AUTHORS_CODE_COLUMNS, authors_code_comparison
-from dkm.book.analysis._checks import (
-    FIT_PARTS, audited_reruns, audits, cache_size_products, check_gap, check_runs, every_rerun,
-    reruns_apart,
-    isa_probe_table, kept_reruns, protocol_gap,
-    in_present_settings, repeated_runs, reproducible_fits, rerun_gaps, reruns, with_reruns,
+from dkm.book.analysis._arithmetic import (
+    FIT_PARTS, cache_size_products, in_present_settings, isa_probe_table, reproducible_fits,
 )
+from dkm.book.analysis._check_runs import check_gap, check_runs, protocol_gap
 from dkm.book.analysis._claims import (
     CLAIMS,
     COLUMNS,
@@ -110,10 +114,8 @@ from dkm.book.analysis._claims import (
     check_claims,
     claim_methods,
     claims_table,
-    failing_between,
     flips,
     paper_margin,
-    verdict_grid,
     two_source_grid,
     collapsed_verdicts,
     COLLAPSE_SYMBOL,
@@ -143,6 +145,10 @@ from dkm.book.analysis._side_by_side import SIDE_BY_SIDE_MEASURES, side_by_side,
 from dkm.book.analysis._setting_effect import (
     SETTING_EFFECT_COLUMNS, ArithmeticComparison, arithmetic_comparison, seed_differences,
     setting_effect, standing_changes, verdict_changes,
+)
+from dkm.book.analysis._reruns import (
+    audited_reruns, audits, every_rerun, kept_reruns, repeated_runs, rerun_gaps, reruns,
+    reruns_apart, with_reruns,
 )
 from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
 from dkm.book.analysis._setup import setup_comparison
@@ -177,7 +183,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "MarginRule", "paper_margin",
            "paired_difference", "unpaired_difference", "signed", "COLUMNS", "SIZE_SYMBOLS",
            "FLIP_SYMBOL", "flips", "KIND_SYMBOLS",
-           "check_claims", "claim_methods", "failing_between", "verdict_grid", "verdicts_given",
+           "check_claims", "claim_methods", "verdicts_given",
            "two_source_grid", "collapsed_verdicts", "COLLAPSE_SYMBOL", "COLLAPSED_NMI", "SOURCES",
            "coverage", "missing_seeds", "missing_search_seeds", "wall_hours", "compute",
            "missing_in_arithmetic",

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from dkm.book.stats import COMPARISON_VERDICTS
 from dkm.protocol import paper
 
 #: How a cell of :func:`dkm.book.tables.comparisons` stands against the paper's figure, by its
-#: verdict, in the order :func:`cell_counts` gives them.
-STANDINGS = {"consistent": "consistent", "better": "above", "worse": "below"}
+#: verdict (:data:`dkm.book.stats.COMPARISON_VERDICTS`), in the order :func:`cell_counts` gives
+#: them.
+STANDINGS = dict(zip(COMPARISON_VERDICTS, ("consistent", "above", "below"), strict=True))
 
 
 def distinct_cells(cells: pd.DataFrame) -> pd.DataFrame:

@@ -9,7 +9,8 @@ from typing import Any
 import pandas as pd
 
 from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
-from dkm.book.stats import ClaimKind, claim_verdict, detectable_difference, significance_verdict
+from dkm.book.stats import (CLAIM_VERDICTS, ClaimKind, claim_verdict, detectable_difference,
+                            significance_verdict)
 from dkm.book.tables import one_line, typeset
 from dkm.data import paper_dataset
 from dkm.protocol import paper
@@ -17,9 +18,9 @@ from dkm.protocol.results import records_to_dataframe
 
 #: Verdicts of a claim on one dataset and metric: the three of
 #: :func:`dkm.book.stats.claim_verdict`, then the cells without one.
-VERDICTS = ("holds", "fails", "inconclusive", "not testable", "excepted")
+VERDICTS = (*CLAIM_VERDICTS, "not testable", "excepted")
 #: The verdicts decided by a test (:func:`verdicts_given`).
-TESTED = VERDICTS[:3]
+TESTED = CLAIM_VERDICTS
 #: Fewest same-seed pairs for an interval (and a verdict).
 MIN_PAIRS = 3
 #: A model whose test NMI stays below this (points) on every seed has collapsed: one cluster,
@@ -256,7 +257,7 @@ COLUMNS = ["claim", "text", "label", "kind", "dataset", "metric", "paper", "ours
            "paper_verdict", "collapsed"]
 
 
-#: Symbols of the verdicts in :func:`verdict_grid`.
+#: Symbols of the verdicts in :func:`two_source_grid` and :func:`claims_table`.
 VERDICT_SYMBOLS = {"holds": "✓", "fails": "✗", "inconclusive": "?", "not testable": "–",
                    "excepted": "·"}
 
@@ -288,35 +289,6 @@ def claim_methods(key: str, claims: Sequence[Claim] = CLAIMS) -> tuple[str, str]
         raise ValueError(f"no claim {key!r}; the claims are {[c.key for c in claims]}")
     return (paper.parse_model_label(claim.first).method,
             paper.parse_model_label(claim.second).method)
-
-
-def failing_between(checked: pd.DataFrame, methods: Iterable[str],
-                    claims: Sequence[Claim] = CLAIMS) -> pd.DataFrame:
-    """The rows of :func:`check_claims` that fail whose two models are both among
-    ``methods`` (method ids), e.g. models whose own scores match the paper's figures."""
-    methods = set(methods)
-    inside = checked["claim"].map(lambda key: set(claim_methods(key, claims)) <= methods)
-    return checked[(checked["verdict"] == "fails") & inside.astype(bool)]
-
-
-def verdict_grid(checked: pd.DataFrame, dataset_order: Sequence[str] | None = None) -> pd.DataFrame:
-    """The verdicts of :func:`check_claims` at a glance: claims × datasets.
-
-    Rows are the claims' labels (:attr:`Claim.label`), columns the datasets. Each cell
-    holds one symbol per metric of the claim, in the claim's order
-    (:data:`VERDICT_SYMBOLS`), each followed by :data:`FLIP_SYMBOL` where the paper's
-    unpaired test gives another verdict: ``"✓ ✗‡"`` for a claim that holds in ACC and fails
-    in NMI, a verdict the unpaired test would change. A cell is empty where the paper does
-    not make the claim for the dataset.
-    """
-    order = list(dataset_order or dict.fromkeys(checked["dataset"]))
-    flipped = set(flips(checked).index)
-    cells: dict[str, dict[str, str]] = {}
-    for (label, dataset), rows in checked.groupby(["label", "dataset"], sort=False):
-        cells.setdefault(label, {})[dataset] = " ".join(
-            "".join(_our_marks(row, flipped, sized=False)) for row in rows.itertuples())
-    grid = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=order)
-    return grid.fillna("")
 
 
 #: The two sources of :func:`two_source_grid`'s verdicts: the paper's figures and our runs.
@@ -375,15 +347,14 @@ def _our_marks(row: Any, flipped: set, sized: bool = True) -> list[str]:
             + ([COLLAPSE_SYMBOL] if bool(getattr(row, "collapsed", False)) else []))
 
 
-def _difference_text(ours: float, low: float, high: float, n: int) -> str:
-    """Our mean paired difference ± the half-width of its interval ("–" without pairs).
-
-    The spaces around ± do not break, so that a narrow table column keeps the figure on one line.
-    """
+def _difference_text(ours: float, low: float, high: float, n: int, missing: str = "–") -> str:
+    """Our mean paired difference ± the half-width of its interval, the difference alone
+    without an interval, ``missing`` without pairs (:func:`claims_table`,
+    :func:`dkm.book.analysis.verdict_table`)."""
     if n == 0:
-        return "–"
+        return missing
     half = (high - low) / 2
-    return signed(ours) if math.isnan(half) else one_line(f"{signed(ours)} ± {half:.1f}")
+    return signed(ours) if math.isnan(half) else f"{signed(ours)} ± {half:.1f}"
 
 
 def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) -> pd.DataFrame:
@@ -428,7 +399,9 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
             for cell in cells.itertuples():
                 metric = cell.metric.upper()
                 row[(metric, "paper")] = signed(cell.paper)
-                row[(metric, "ours")] = _difference_text(cell.ours, cell.low, cell.high, cell.n)
+                # no-break spaces around ±: a narrow column keeps the figure on one line
+                row[(metric, "ours")] = one_line(
+                    _difference_text(cell.ours, cell.low, cell.high, cell.n))
                 if "margin" in checked:
                     row[(metric, "δ")] = f"{cell.margin:.1f}"
                 row[(metric, " ")] = one_line(" ".join(_our_marks(

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-from scipy import stats as _scipy_stats
 
+from dkm.book.stats import paired_interval, student_interval
 from dkm.book.tables import selected_tradeoff
 from dkm.protocol import paper
 from dkm.protocol.results import score_column
@@ -59,16 +59,13 @@ def paired_difference(first: pd.Series, second: pd.Series,
         Number of seed pairs.
     """
     common = first.index.intersection(second.index)
-    differences = (first[common] - second[common]).to_numpy(dtype=float)
-    n = len(differences)
+    n = len(common)
     if n == 0:
         return math.nan, math.nan, math.nan, 0
-    mean = float(differences.mean())
     if n < 2:
-        return mean, math.nan, math.nan, n
-    half = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)
-                 * differences.std(ddof=1) / math.sqrt(n))
-    return mean, mean - half, mean + half, n
+        return float(first[common].iloc[0] - second[common].iloc[0]), math.nan, math.nan, n
+    return (*paired_interval(first[common].to_numpy(dtype=float),
+                             second[common].to_numpy(dtype=float), confidence), n)
 
 
 def unpaired_difference(first: pd.Series, second: pd.Series,
@@ -76,12 +73,12 @@ def unpaired_difference(first: pd.Series, second: pd.Series,
     """Difference of the two means and its Student's t interval (pooled variance), seeds ignored.
 
     The paper's test ("Student's t-test from the 10 collected samples"): each model's scores are
-    one sample, whichever seeds they come from.
+    one sample, whichever seeds they come from (:func:`dkm.book.stats.student_interval`).
 
     Returns
     -------
     mean, low, high : float
-        NaN when either sample is empty; the interval is NaN with fewer than three scores.
+        NaN when either sample is empty; the interval is NaN when either has a single score.
     n : int
         The smaller sample's size.
     """
@@ -89,14 +86,9 @@ def unpaired_difference(first: pd.Series, second: pd.Series,
     n = min(len(a), len(b))
     if n == 0:
         return math.nan, math.nan, math.nan, 0
-    mean = float(a.mean() - b.mean())
-    freedom = len(a) + len(b) - 2
-    if min(len(a), len(b)) < 2 or freedom < 1:
-        return mean, math.nan, math.nan, n
-    pooled = ((len(a) - 1) * a.var(ddof=1) + (len(b) - 1) * b.var(ddof=1)) / freedom
-    half = float(_scipy_stats.t.ppf(0.5 + confidence / 2, freedom)
-                 * math.sqrt(pooled * (1 / len(a) + 1 / len(b))))
-    return mean, mean - half, mean + half, n
+    if n < 2:
+        return float(a.mean() - b.mean()), math.nan, math.nan, n
+    return (*student_interval(a, b, confidence), n)
 
 
 def signed(value: float, decimals: int = 1) -> str:

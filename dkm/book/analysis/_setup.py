@@ -6,7 +6,7 @@ import inspect
 import pandas as pd
 
 from dkm.book.tables import power_of_ten, typeset
-from dkm.protocol import paper
+from dkm.protocol import paper, registry
 
 __all__ = ["setup_comparison"]
 
@@ -24,20 +24,15 @@ def setup_comparison() -> pd.DataFrame:
     """One row per setting of :data:`dkm.protocol.paper.SETUP`: the paper's value, the
     package's default (what the protocol's runs use) and whether they agree (✓ or ✗).
 
-    Imports TensorFlow (the methods' configurations and the optimiser are read).
+    Imports TensorFlow (the methods' configurations, read through the registry, and the
+    optimiser are read).
     """
     from dkm.methods.common import LoopConfig
-    from dkm.methods.dcn import DCN_VARIANTS
-    from dkm.methods.dkm import DKM_VARIANTS
-    from dkm.methods.idec import IDEC_VARIANTS
     from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS
     from dkm.splits import validation_test_split
     from dkm.training import Adam
 
     loop, adam = LoopConfig(), inspect.signature(Adam).parameters
-    variants = {"dkm-p": DKM_VARIANTS["p"], "dkm-a": DKM_VARIANTS["a"],
-                "dcn-p": DCN_VARIANTS["p"], "dcn-np": DCN_VARIANTS["np"],
-                "idec-p": IDEC_VARIANTS["p"], "idec-np": IDEC_VARIANTS["np"]}
     split = inspect.signature(validation_test_split).parameters["validation_fraction"].default
     setup = paper.SETUP
     rows = [
@@ -47,8 +42,9 @@ def setup_comparison() -> pd.DataFrame:
         ("Adam's β₁, β₂", setup["adam_betas"],
          (adam["beta_1"].default, adam["beta_2"].default)),
         ("pretraining epochs", setup["pretrain_epochs"], PAPER_PRETRAIN_EPOCHS),
-        *((f"epochs of {typeset(paper.model_label(method))}", epochs, variants[method].n_epochs)
-          for method, epochs in setup["epochs"].items()),
+        *((f"epochs of {typeset(label)}", epochs,
+           registry.get(paper.method_id(label)).default_config().n_epochs)
+          for label, epochs in setup["epochs"].items()),
         ("validation part of the split", f"{setup['validation_fraction']:.0%}", f"{split:.0%}"),
         ("seeds (runs per cell)", setup["seeds"], len(paper.PAPER_SEEDS)),
         ("grid of λ and γ", _grid(setup["tradeoff_grid"]), _grid(paper.TRADEOFF_GRID)),

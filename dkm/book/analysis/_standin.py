@@ -27,7 +27,7 @@ def standin_rows(study: str, directory: str | Path) -> list[dict[str, Any]]:
     ValueError
         For a study the stand-in writes no lines of.
     """
-    from dkm.book.analysis._checks import check_runs
+    from dkm.book.analysis._check_runs import check_runs
 
     if study not in STANDIN_KINDS:
         raise ValueError(f"no stand-in output for study {study!r}; "

@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from dkm.book.analysis._claims import CLAIMS, MIN_PAIRS, Claim, MarginRule, _tested
-from dkm.book.analysis._paired import seed_scores, signed
+from dkm.book.analysis._claims import (CLAIMS, MIN_PAIRS, Claim, MarginRule, _difference_text,
+                                       _tested)
+from dkm.book.analysis._paired import seed_scores
 from dkm.book.embeddings import tsne_projection
 from dkm.book.snapshots import sample_points
 from dkm.book.stats import detectable_difference, mean_interval
@@ -186,14 +187,6 @@ def check_claims_on_data(
     return pd.DataFrame(rows, columns=DATA_CLAIM_COLUMNS)
 
 
-def _difference(row: Any) -> str:
-    if row.n == 0:
-        return "not run"
-    if math.isnan(row.low):
-        return signed(row.ours)
-    return f"{signed(row.ours)} ± {(row.high - row.low) / 2:.1f}"
-
-
 #: The caption of :func:`verdict_table`.
 VERDICT_TABLE_CAPTION = (
     "Per claim and metric: the mean difference of the two models' test scores on the same "
@@ -227,7 +220,8 @@ def verdict_table(checked: pd.DataFrame, title: str = "The paper's claims") -> p
         cells = rows.setdefault(("", row.label), {("", "seeds"): "0"})
         cells[("", "seeds")] = str(max(int(row.n), int(cells[("", "seeds")])))
         metric = row.metric.upper()
-        cells[(metric, "difference")] = _difference(row)
+        cells[(metric, "difference")] = _difference_text(row.ours, row.low, row.high, row.n,
+                                                         missing="not run")
         cells[(metric, "margin")] = "–" if math.isnan(row.margin) else f"{row.margin:.1f}"
         cells[(metric, "verdict")] = row.verdict
     columns = list(dict.fromkeys(column for cells in rows.values() for column in cells))

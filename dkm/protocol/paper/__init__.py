@@ -77,7 +77,8 @@ TRADEOFF_GRID: tuple[float, ...] = tuple(10.0**i for i in range(-4, 4))
 
 #: The experimental set-up the paper states (its Section 4.2 and the supplement): the
 #: autoencoder's hidden layers, the minibatch, Adam's learning rate and β₁, β₂, the pretraining
-#: epochs, each method's training epochs, the validation part of the split, the seeds per
+#: epochs, each method's training epochs (by the paper's label, as it states them; the
+#: registry maps a label to its method), the validation part of the split, the seeds per
 #: cell and the grid of λ and γ.
 SETUP: Mapping[str, Any] = MappingProxyType({
     "hidden_sizes": (500, 500, 2000),
@@ -85,8 +86,8 @@ SETUP: Mapping[str, Any] = MappingProxyType({
     "learning_rate": 1e-3,
     "adam_betas": (0.9, 0.999),
     "pretrain_epochs": 50,
-    "epochs": MappingProxyType({"dkm-p": 100, "dkm-a": 200, "dcn-p": 50, "dcn-np": 200,
-                                "idec-p": 50, "idec-np": 200}),
+    "epochs": MappingProxyType({"DKM^p": 100, "DKM^a": 200, "DCN^p": 50, "DCN^np": 200,
+                                "IDEC^p": 50, "IDEC^np": 200}),
     "validation_fraction": 0.1,
     "seeds": 10,
     "tradeoff_grid": TRADEOFF_GRID,
