@@ -91,6 +91,7 @@ from __future__ import annotations
 from dkm.book.analysis._authors_code import AUTHORS_CODE_COLUMNS, authors_code_comparison
 from dkm.book.analysis._checks import (
     FIT_PARTS, audited_reruns, audits, cache_size_products, check_gap, check_runs, every_rerun,
+    machine_moved,
     reruns_apart,
     isa_probe_table, kept_reruns, protocol_gap,
     in_present_settings, repeated_runs, reproducible_fits, rerun_gaps, reruns, with_reruns,
@@ -185,7 +186,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "distinct_cells", "STANDINGS",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "isa_probe_table", "repeated_runs", "reruns", "kept_reruns", "audited_reruns", "reruns_apart",
-           "every_rerun", "audits",
+           "every_rerun", "machine_moved", "audits",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
            "search_summary", "search_store", "stored_search", "seeds_with_whole_grid", "complete_searches",
            "SEARCH_SUMMARY_COLUMNS", "standin_alpha_curves",

@@ -85,6 +85,27 @@ def every_rerun(results_dir: str | Path, benchmarks_dir: str | Path,
                             if rerun["config_hash"] in runs], metric)
 
 
+def machine_moved(rerun_table: pd.DataFrame) -> pd.Series:
+    """Which reruns of :func:`every_rerun` the machine alone is established to have moved.
+
+    A rerun made with the code that wrote its record (``own_code``) that moved leaves only
+    the machine to have moved it; so does any moved rerun of the same configuration that
+    gives that rerun's score. Of the other moved reruns, whether the code or the machine
+    moved them is not established.
+
+    Returns
+    -------
+    pandas.Series of bool
+        On ``rerun_table``'s index.
+    """
+    own = rerun_table[rerun_table.own_code & rerun_table.moved]
+    scores = set(zip(own.config_hash, own.rerun))
+    return rerun_table.moved & pd.Series(
+        [(config, score) in scores for config, score in zip(rerun_table.config_hash,
+                                                            rerun_table.rerun)],
+        index=rerun_table.index, dtype=bool)
+
+
 def check_gap(runs: Iterable[Mapping[str, Any]], changed: Mapping[str, Any],
               reference: Mapping[str, Any], metric: str = "acc") -> pd.Series:
     """Per seed, a check run's test score with ``changed`` minus the run with ``reference``.
