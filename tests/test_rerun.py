@@ -8,6 +8,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from dkm.book import rerun
@@ -70,8 +71,9 @@ def test_data_sources_are_the_digests_the_loader_checks():
 
     by_file = sources.set_index("file")
     assert by_file.sha256["usps.h5"] == ", ".join(_usps._USPS.sha256)
-    assert by_file.source["usps.h5"] == _usps._USPS.url
-    assert "fetch_20newsgroups" in by_file.source["20news-bydate_py3.pkz"]  # no address of its own
+    assert by_file.url["usps.h5"] == _usps._USPS.url
+    assert pd.isna(by_file.url["20news-bydate_py3.pkz"])  # scikit-learn downloads it
+    assert "fetch_20newsgroups" in by_file.how["20news-bydate_py3.pkz"]
 
 
 def _record(dataset: str, seed: int, seconds: float, device: str, arithmetic: bool) -> dict:

@@ -91,16 +91,17 @@ def data_sources() -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per file: ``datasets`` (the named datasets read from it), ``file``,
-        ``source`` (its download address, or how it is obtained where the package does not
-        download it itself) and ``sha256`` (the digests accepted, comma-separated).
+        ``url`` (its download address; None where the package does not download it itself),
+        ``how`` (how to obtain it by hand) and ``sha256`` (the digests accepted,
+        comma-separated).
     """
     from dkm.data import _mnist, _newsgroups, _usps
 
     files = [("mnist", _mnist._MNIST), ("usps, usps-sharp", _usps._USPS),
              ("usps (its check)", _usps._USPS_LIBSVM_TEST), ("20news", _newsgroups._NEWS20)]
-    return pd.DataFrame([{"datasets": names, "file": Path(spec.path).name,
-                          "source": spec.url or spec.how_to_obtain,
-                          "sha256": ", ".join(spec.sha256)} for names, spec in files])
+    return pd.DataFrame([{"datasets": names, "file": Path(spec.path).name, "url": spec.url,
+                          "how": spec.how_to_obtain, "sha256": ", ".join(spec.sha256)}
+                         for names, spec in files])
 
 
 def table_commands(results: str | os.PathLike[str]) -> pd.DataFrame:
