@@ -134,6 +134,8 @@ The book, ``dkm.book``:
 ``dkm.book.snapshots``       a full-scale run's embeddings, saved for the paper's figures.
 ``dkm.book.embeddings``      an embedding's size, spread and separation of the true classes.
 ``dkm.book.computed_once``   a slow result (t-SNE, KM) kept with its inputs' digest, read back.
+``dkm.book.rerun``           what a reader needs to rerun the book: the commit, the locked versions,
+                             the data's sources and digests, each protocol store's command.
 
 The command line:
 

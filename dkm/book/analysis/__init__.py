@@ -147,7 +147,7 @@ from dkm.book.analysis._setting_effect import (
     setting_effect, standing_changes, verdict_changes,
 )
 from dkm.book.analysis._reruns import (
-    audited_reruns, audits, every_rerun, kept_reruns, repeated_runs, rerun_gaps, reruns,
+    audited_reruns, audits, every_rerun, kept_reruns, machine_moved, repeated_runs, rerun_gaps, reruns,
     reruns_apart, with_reruns,
 )
 from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
@@ -191,7 +191,7 @@ __all__ = ["Claim", "CLAIMS", "VERDICTS", "TESTED", "VERDICT_SYMBOLS", "MIN_PAIR
            "distinct_cells", "STANDINGS",
            "progress", "on_paper_dataset", "check_runs", "check_gap", "protocol_gap", "variant_effect",
            "isa_probe_table", "repeated_runs", "reruns", "kept_reruns", "audited_reruns", "reruns_apart",
-           "every_rerun", "audits",
+           "every_rerun", "machine_moved", "audits",
            "claims_table", "search_records", "paper_tradeoff", "search_curves",
            "search_summary", "search_store", "stored_search", "seeds_with_whole_grid", "complete_searches",
            "SEARCH_SUMMARY_COLUMNS", "standin_alpha_curves",

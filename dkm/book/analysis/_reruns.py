@@ -74,6 +74,27 @@ def every_rerun(results_dir: str | Path, benchmarks_dir: str | Path,
                             if rerun["config_hash"] in runs], metric)
 
 
+def machine_moved(rerun_table: pd.DataFrame) -> pd.Series:
+    """Which reruns of :func:`every_rerun` the machine alone is established to have moved.
+
+    A rerun made with the code that wrote its record (``own_code``) that moved leaves only
+    the machine to have moved it; so does any moved rerun of the same configuration that
+    gives that rerun's score. Of the other moved reruns, whether the code or the machine
+    moved them is not established.
+
+    Returns
+    -------
+    pandas.Series of bool
+        On ``rerun_table``'s index.
+    """
+    own = rerun_table[rerun_table.own_code & rerun_table.moved]
+    scores = set(zip(own.config_hash, own.rerun))
+    return rerun_table.moved & pd.Series(
+        [(config, score) in scores for config, score in zip(rerun_table.config_hash,
+                                                            rerun_table.rerun)],
+        index=rerun_table.index, dtype=bool)
+
+
 def rerun_gaps(reruns: Iterable[Mapping[str, Any]], records: Iterable[Mapping[str, Any]],
                metric: str = "acc") -> pd.DataFrame:
     """Each rerun of a committed record against that record: does a record still reproduce?
