@@ -1102,5 +1102,7 @@ print("tensorflow imported:", "tensorflow" in sys.modules)
     done = subprocess.run([sys.executable, "-c", code], cwd=root / "book", env=env,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "every run of the stores in ../results is there" in done.stdout
+    # pending read the folder: it names the stores it found (which runs are still to make in
+    # them is what the committed records say, and changes as reruns are committed)
+    assert "the stores of ../results (* the book reads" in done.stdout
     assert done.stdout.splitlines()[-1] == "tensorflow imported: False"
