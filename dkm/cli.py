@@ -524,12 +524,19 @@ def _command_pending(args: argparse.Namespace) -> int:
     for sub in _RUN_FOLDERS:  # the stores runs are added to: the superseded ones are whole
         for dataset, store in dataset_stores(folder / sub).items():
             found.append(store)
-            missing = analysis.missing_seeds(at_scale(ResultsStore(store).records()), dataset,
-                                             PAPER_METHODS, seeds)
-            if missing:
+            records = at_scale(ResultsStore(store).records())
+            for distance, methods in paper.protocol_grid(dataset).items():
+                # a run of one distance is not a run of the other
+                missing = analysis.missing_seeds(
+                    [r for r in records if r["params"].get("distance", "euclidean") == distance],
+                    dataset, methods, seeds)
+                if not missing:
+                    continue
                 total = sum(map(len, missing.values()))
-                lines.append(f"{store}: {total} of {len(PAPER_METHODS) * len(seeds)} runs missing")
-                options = settings(store)
+                named = "" if distance == "euclidean" else f" with the {distance} distance"
+                lines.append(f"{store}: {total} of {len(methods) * len(seeds)} runs{named} missing")
+                options = settings(store) + ("" if distance == "euclidean"
+                                             else f" --distance {distance}")
                 lines += [f"  python -m dkm run --dataset {dataset} --method {method} "
                           f"{seed_options(left)}{options} --results {store}"
                           for method, left in missing.items()]

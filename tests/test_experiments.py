@@ -486,6 +486,29 @@ def test_cli_pending_checks_the_reruns_stores_and_leaves_the_superseded_ones_who
     assert lines[1] == f"every run of the stores in {tmp_path} is there"
 
 
+def test_cli_pending_reads_a_run_of_one_distance_as_no_run_of_the_other(tmp_path, cli):
+    # 20NEWS's store holds the protocol's runs and the supplement's cosine DKM runs: a cosine
+    # run of DKM^p used to count as the Euclidean one, and the cosine grid was never asked for
+    from dkm.protocol.results import ResultsStore
+
+    records = ResultsStore(REPO_ROOT / "results" / "20news.jsonl").records()
+    first = paper.PAPER_SEEDS[0]
+    store = tmp_path / "20news.jsonl"
+    for record in records:
+        cosine = record["params"].get("distance") == "cosine"
+        if not (record["method"] == "dkm-p" and record["seed"] == first and not cosine) \
+                and not (record["method"] == "dkm-a" and record["seed"] == first and cosine):
+            ResultsStore(store).append(record)
+    lines = cli("pending", "--results", str(tmp_path)).stdout.splitlines()
+    assert lines[1:] == [
+        f"{store}: 1 of 80 runs missing",
+        f"  python -m dkm run --dataset 20news --method dkm-p --seed {first} --native "
+        f"--results {store}",
+        f"{store}: 1 of 20 runs with the cosine distance missing",
+        f"  python -m dkm run --dataset 20news --method dkm-a --seed {first} --native "
+        f"--distance cosine --results {store}"]
+
+
 def test_cli_run_keeps_tensorflows_start_up_lines_out_unless_verbose(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     args = [sys.executable, "-m", "dkm", "run", "--dataset", "digits", "--method", "ae-km",

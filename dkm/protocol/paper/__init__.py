@@ -244,6 +244,36 @@ def parse_model_label(label: str) -> ModelRef:
     return ModelRef(method_ids[match["base"]], distance, kmeans)
 
 
+def protocol_grid(dataset: str) -> dict[str, tuple[str, ...]]:
+    """The methods the paper runs on ``dataset``, by clustering distance.
+
+    The eight methods of Tables 1 and 2 with the Euclidean distance on every dataset, and the
+    DKM variants of the supplement's cosine table with the cosine distance on the datasets
+    that table reports (20NEWS).
+
+    Returns
+    -------
+    dict of str to tuple of str
+        ``"euclidean"`` to the paper's methods, and ``"cosine"`` to the methods of the cosine
+        table where it reports ``dataset``.
+
+    Examples
+    --------
+    >>> protocol_grid("20news")["cosine"]
+    ('dkm-a', 'dkm-p')
+    >>> "cosine" in protocol_grid("usps")
+    False
+    """
+    grid: dict[str, tuple[str, ...]] = {"euclidean": tuple(registry.PAPER_METHODS)}
+    cosine = sorted({parse_model_label(row["model"]).method for row in reported_results()
+                     if row["table"] == TABLE_KEYS["cosine"]
+                     and dataset_id(row["dataset"]) == dataset
+                     and parse_model_label(row["model"]).distance == "cosine"})
+    if cosine:
+        grid["cosine"] = tuple(cosine)
+    return grid
+
+
 def method_id(label: str) -> str:
     """The package method id of a paper label (decorations are ignored)."""
     return parse_model_label(label).method
