@@ -159,10 +159,9 @@ _COMPACT_LEGEND = ("Each model's row gives our figures (mean ± standard deviati
                    "the paper's ten seeds unless n says otherwise), the row under it the paper's; "
                    "▲ / ▼: ours significantly above / below the paper's (Welch t-test, "
                    "p < 0.05; a single run: z test against the paper's standard deviation), "
-                   "otherwise consistent; –: no run of ours. The marks of the paper's row are "
-                   "computed from the paper's figures of the column (Student's t-test on its "
-                   "means and standard deviations, ten runs each); the paper tested its runs, "
-                   "with a test it does not name, so a mark can differ from the printed one")
+                   "otherwise consistent; –: no run of ours. The paper's row has the marks "
+                   "computed from the paper's figures (Student's t-test, ten runs each); the "
+                   "paper tested its runs, so a few differ from its print")
 
 
 def _compact_cell(value: Any, fmt: _Format) -> tuple[str, str]:
