@@ -163,3 +163,35 @@ def test_a_dataset_keeps_its_marker_in_every_figure():
     assert {name: results[name] for name in front} == front
     assert len(set(results.values())) == len(results)  # one meaning per marker
     assert dataset_markers(["usps"]) == {"usps": front["USPS"]}  # ids as labels
+
+
+def test_a_six_method_line_search_has_two_panels_a_row_and_legible_text():
+    """Six panels three a row drew the text at about 6 pixels on a page: two a row, and the
+    sizes of LINE_SEARCH_FONTS."""
+    from dkm.book.figures import LINE_SEARCH_FONTS, line_search_figure
+    from dkm.protocol import paper
+    from dkm.protocol.paper import TRADEOFF_GRID
+    from dkm.protocol.results import new_record, records_to_dataframe
+
+    def scores(acc: float) -> dict[str, float]:
+        return {"acc": acc, "nmi": acc - 0.05, "ari": acc - 0.1}
+
+    methods = ["dkm-a", "dkm-p", "dcn-np", "dcn-p", "idec-np", "idec-p"]  # USPS's search
+    records = [
+        new_record("usps", method, seed, {paper.tradeoff_name(method): value, "scale": 1.0},
+                   metrics={"validation": scores(0.5 + 0.01 * i), "test": scores(0.5)},
+                   wall_time_s=1.0)
+        for method in methods for seed in paper.PAPER_SEEDS[:2]
+        for i, value in enumerate(TRADEOFF_GRID)
+    ]
+    fig = line_search_figure(records_to_dataframe(records), records, "usps", "USPS")
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(panels) == 6
+    assert len({round(ax.get_position().x0, 2) for ax in panels}) == 2  # two columns
+    for ax in panels:
+        assert ax.title.get_fontsize() == LINE_SEARCH_FONTS["panel"]
+        assert ax.xaxis.label.get_fontsize() == LINE_SEARCH_FONTS["label"]
+        assert min(label.get_fontsize() for label in ax.get_xticklabels()) \
+            >= LINE_SEARCH_FONTS["ticks"] >= 11
+    assert fig.legends[0].get_texts()[0].get_fontsize() == LINE_SEARCH_FONTS["legend"]
+    plt.close(fig)

@@ -531,7 +531,9 @@ def test_the_compact_html_shows_our_figure_and_its_mark_on_one_line_and_the_pape
     html = render(build("table1", records, vs_paper=True), fmt="html-compact")
     paper_acc = paper.reported("table1", "DKM^a", "usps", "acc")
     assert '<td><u>90.0±1.0</u>&nbsp;<span class="verdict-better">▲</span></td>' in html
-    assert f'<small style="color:#666">{paper_acc[0]:.1f}±{paper_acc[1]:.1f}</small>' in html
+    # the paper prints DKM^a's USPS ACC bold and underlined
+    assert (f'<small style="color:#666"><b><u>{paper_acc[0]:.1f}±{paper_acc[1]:.1f}</u></b>'
+            '</small>') in html
     assert '<tr class="paper-figures"><td><small style="color:#666">paper</small></td>' in html
     assert "DKM<sup>a</sup>" in html and "In parentheses" not in html and "▲ / ▼" in html
     assert "<br>" not in html.split("</caption>")[1]
@@ -596,3 +598,41 @@ def test_the_methods_table_has_every_recorded_method_then_kmeans_on_their_embedd
     assert str(table.loc[(tables.spec.KMEANS_ON_EMBEDDING_HEADING, "DKM^p + KM"),
                          ("wine", "ACC")]) == "75.0±7.1 (n=2)"
     assert list(build("methods", fake_runs("km", "wine", [0.5])).index) == [("", "KM")]
+
+
+#: The paper's Table 2 as printed (deep-kmeans.tex): each row's marks per column, MNIST, USPS,
+#: 20NEWS, RCV1, ACC then NMI ("b" bold, "u" underlined).
+PRINTED_TABLE2_MARKS = {
+    "IDEC^np": ["", "", "", "", "", "", "bu", "bu"],
+    "DKM^a": ["u", "u", "bu", "u", "u", "u", "u", "u"],
+    "IDEC^p": ["b", "b", "bu", "", "", "", "bu", "bu"],
+    "DKM^p": ["bu", "", "bu", "b", "b", "b", "bu", "bu"],
+}
+
+
+def test_the_papers_figures_carry_the_marks_its_table_2_prints_computed_from_its_figures():
+    table = build("table2", [], vs_paper=True)
+    computed = {
+        model: ["".join(style[0] for style in ("bold", "underline") if style in cell.paper_marks)
+                for cell in row]
+        for (_, model), row in table.iterrows()
+    }
+    assert computed == PRINTED_TABLE2_MARKS
+    html = render(table, fmt="html-compact")
+    assert '<small style="color:#666"><b><u>84.0±2.2</u></b></small>' in html  # DKM^p, MNIST ACC
+    assert '<small style="color:#666"><b>85.7±2.4</b></small>' in html  # IDEC^p, MNIST ACC
+    assert '<small style="color:#666">79.6±0.9</small>' in html  # DKM^p, MNIST NMI: unmarked
+    assert "computed from the paper&#x27;s figures" in html
+
+
+def test_the_papers_marks_follow_its_figures_not_a_list():
+    """Moving a figure moves the marks: the paper's DCN^p 20NEWS ACC, 49.2 ± 2.9, is bold
+    (not distinguishable from DKM^p's 51.2 ± 2.8); 40 ± 2.9 would not be."""
+    from dkm.book.stats import DEFAULT_GROUPS, marks_from_figures
+
+    figures = {"dkm-p": (51.2, 2.8, 10), "dcn-p": (49.2, 2.9, 10), "dkm-a": (44.8, 2.4, 10)}
+    assert marks_from_figures(figures)["bold"] == {"dkm-p", "dcn-p"}
+    figures["dcn-p"] = (40.0, 2.9, 10)
+    assert marks_from_figures(figures, DEFAULT_GROUPS)["bold"] == {"dkm-p"}
+    assert marks_from_figures({"dkm-p": (51.2, 2.8, 1), "dcn-p": (51.2, 2.8, 10)})["bold"] \
+        == {"dkm-p"}  # a single run is never tested

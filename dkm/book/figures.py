@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -92,8 +93,14 @@ def panel_grid(count: int, *, width: float, height: float, max_columns: int = 2,
     return fig, axes
 
 
+#: Font sizes (points) of :func:`line_search_figure`: at two panels a row, a page's width shows
+#: its smallest text (the ticks) at about 10 pixels.
+LINE_SEARCH_FONTS: Mapping[str, float] = MappingProxyType(
+    {"title": 13, "panel": 12, "label": 12, "ticks": 11, "legend": 11})
+
+
 def line_search_figure(frame: pd.DataFrame, records: Iterable[Mapping[str, Any]], reference: str,
-                       title: str, max_columns: int = 3) -> Figure:
+                       title: str, max_columns: int = 2) -> Figure:
     """Validation and test ACC along the λ/γ grid, one panel per method.
 
     Each panel shows the mean over the seeds with a band of ± one standard
@@ -113,18 +120,20 @@ def line_search_figure(frame: pd.DataFrame, records: Iterable[Mapping[str, Any]]
     title : str
         The figure's title.
     max_columns : int
-        Panels per row.
+        Panels per row (two by default: a page's width keeps the text of two legible; the
+        sizes are :data:`LINE_SEARCH_FONTS`).
     """
     from dkm.book.tables import selected_tradeoffs
+
+    fonts = LINE_SEARCH_FONTS
 
     summary = search_curves(frame)
     chosen = selected_tradeoffs(records).set_index("method")["selected"]
     shown = [m for m in dict.fromkeys(frame["method"]) if m in chosen.index]
     if not shown:
         raise ValueError("no method of the records has a trade-off to plot")
-    fig, axes = panel_grid(len(shown), width=4.4, height=3.3, max_columns=max_columns,
-                           margins=(0.8, 0.7), sharex=True, sharey=True)
-    nrows = axes.shape[0]
+    fig, axes = panel_grid(len(shown), width=4.6, height=3.4, max_columns=max_columns,
+                           margins=(0.8, 1.0), sharex=True, sharey=True)
     for ax, method in zip(axes.flat, shown):
         part = summary.loc[method]
         values = part.index.to_numpy()
@@ -144,19 +153,22 @@ def line_search_figure(frame: pd.DataFrame, records: Iterable[Mapping[str, Any]]
             ax.axvline(theirs, color="tab:red", ls="--", lw=1.3,
                        label=f"paper ({paper.dataset_label(reference)})")
         symbol = paper.TRADEOFF_SYMBOLS[paper.tradeoff_name(method)]
-        ax.set(xscale="log", xlabel=symbol, xlim=(min(TRADEOFF_GRID) / 2, max(TRADEOFF_GRID) * 2),
-               title=f"{typeset(paper.METHOD_LABELS[method], 'latex')}: ACC against {symbol}")
+        ax.set(xscale="log", xlim=(min(TRADEOFF_GRID) / 2, max(TRADEOFF_GRID) * 2))
+        ax.set_xlabel(symbol, fontsize=fonts["label"])
+        ax.set_title(f"{typeset(paper.METHOD_LABELS[method], 'latex')}: ACC against {symbol}",
+                     fontsize=fonts["panel"])
         ax.xaxis.set_tick_params(labelbottom=True)
+        ax.tick_params(labelsize=fonts["ticks"])
         ax.grid(True, ls="--", color="0.85")
     for ax in axes[:, 0]:
-        ax.set_ylabel("ACC (%)")
+        ax.set_ylabel("ACC (%)", fontsize=fonts["label"])
     legend: dict[str, Any] = {}
     for ax in axes.flat[:len(shown)]:
         legend.update(zip(*reversed(ax.get_legend_handles_labels())))
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.1 / nrows, 1, 1))
-    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=4, fontsize=8,
-               frameon=False)
+    fig.suptitle(title, fontsize=fonts["title"])
+    fig.tight_layout(rect=(0, 0.8 / fig.get_size_inches()[1], 1, 1))  # 0.8 in: the legend
+    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=2,
+               fontsize=fonts["legend"], frameon=False)
     return fig
 
 

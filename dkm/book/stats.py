@@ -120,6 +120,7 @@ __all__ = [
     "student_pvalue",
     "welch_interval",
     "significance_marks",
+    "marks_from_figures",
     "Comparison",
     "compare_with_paper",
     "p_value_within_rounding",
@@ -315,21 +316,20 @@ def welch_interval(a: ArrayLike, b: ArrayLike,
     return difference, *_ends(result, confidence)
 
 
-def _marked(
-    samples: Mapping[Key, np.ndarray], members: Collection[Key], alpha: float
-) -> frozenset[Key]:
-    """The best of ``members`` and every row not significantly different from it."""
-    candidates = [key for key in samples if key in members and samples[key].size]
+def _marked(means: Mapping[Key, float], members: Collection[Key], alpha: float,
+            pvalue: Callable[[Key, Key], float | None]) -> frozenset[Key]:
+    """The best of ``members`` (by ``means``) and every row not significantly different from it:
+    ``pvalue(row, best)`` > ``alpha``, where ``None`` means the row cannot be tested."""
+    candidates = [key for key in means if key in members]
     if not candidates:
         return frozenset()
-    best = max(candidates, key=lambda key: samples[key].mean())
-    if samples[best].size < 2:
-        return frozenset({best})
-    return frozenset(
-        key
-        for key, runs in samples.items()
-        if key == best or (runs.size >= 2 and student_pvalue(runs, samples[best]) > alpha)
-    )
+    best = max(candidates, key=means.__getitem__)
+    marked = {best}
+    for key in means:
+        p_value = None if key == best else pvalue(key, best)
+        if p_value is not None and p_value > alpha:
+            marked.add(key)
+    return frozenset(marked)
 
 
 def significance_marks(
@@ -376,7 +376,66 @@ def significance_marks(
     (['dcn-p', 'dkm-p'], ['dkm-a'])
     """
     runs = {key: _runs(values, f"samples[{key!r}]") for key, values in samples.items()}
-    return {mark: _marked(runs, members, alpha) for mark, members in groups.items()}
+    means = {key: float(values.mean()) for key, values in runs.items() if values.size}
+
+    def pvalue(key: Key, best: Key) -> float | None:
+        if runs[key].size < 2 or runs[best].size < 2:
+            return None
+        return student_pvalue(runs[key], runs[best])
+
+    return {mark: _marked(means, members, alpha, pvalue) for mark, members in groups.items()}
+
+
+def marks_from_figures(
+    figures: Mapping[Key, tuple[float, float, int]],
+    groups: Mapping[str, Collection[Key]] = DEFAULT_GROUPS,
+    *,
+    alpha: float = ALPHA,
+) -> dict[str, frozenset[Key]]:
+    """The paper's marks for one column, computed from its published figures.
+
+    The rule of :func:`significance_marks` with Student's t-test computed
+    from each row's mean, standard deviation and number of runs
+    (``ttest_ind_from_stats``): what the paper's own figures give, not what
+    it printed (it tested its runs, whose unrounded means and deviations
+    are not published, and its test is not named, so a mark can differ).
+
+    Parameters
+    ----------
+    figures : mapping
+        Row -> ``(mean, std, runs)``, e.g. :func:`dkm.protocol.paper.reported`;
+        a row the paper does not report is left out.
+    groups : mapping
+        Mark name -> the rows that may define its best, as for
+        :func:`significance_marks`.
+    alpha : float
+        Significance level.
+
+    Returns
+    -------
+    dict
+        Mark name -> the rows that carry it.
+
+    Examples
+    --------
+    The paper's Table 1 on 20NEWS, ACC:
+
+    >>> marks = marks_from_figures({"dkm-p": (51.2, 2.8, 10), "dcn-p": (49.2, 2.9, 10),
+    ...                             "dkm-a": (44.8, 2.4, 10)})
+    >>> sorted(marks["bold"]), sorted(marks["underline"])
+    (['dcn-p', 'dkm-p'], ['dkm-a'])
+    """
+    def pvalue(key: Key, best: Key) -> float | None:
+        (mean, std, n), (best_mean, best_std, best_n) = figures[key], figures[best]
+        if n < 2 or best_n < 2:
+            return None
+        if std == 0 and best_std == 0:
+            return 1.0 if mean == best_mean else 0.0
+        return float(_scipy_stats.ttest_ind_from_stats(
+            mean, std, n, best_mean, best_std, best_n, equal_var=True).pvalue)
+
+    means = {key: float(figure[0]) for key, figure in figures.items()}
+    return {mark: _marked(means, members, alpha, pvalue) for mark, members in groups.items()}
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,10 @@ significantly different from the best row. Markdown has no underline: there,
 bold is ``**75.7±1.3**`` and the paper's underline is written as emphasis,
 ``_75.7±1.3_`` (both: ``**_75.7±1.3_**``), and the legend under the table
 says so. LaTeX uses ``\\textbf`` / ``\\underline`` and HTML ``<b>`` / ``<u>``.
+The paper's figure beside a cell (``vs_paper=True``) carries the paper's marks, computed
+by the same rule from the paper's figures of its column
+(:func:`dkm.book.stats.marks_from_figures`, :attr:`Cell.paper_marks`); the compact HTML
+shows them on the paper's row.
 
 Side by side with the paper
 ---------------------------

@@ -20,6 +20,7 @@ import pandas as pd
 from dkm.book.stats import (
     Comparison,
     compare_with_paper,
+    marks_from_figures,
     p_value_within_rounding,
     significance_marks,
     summarize,
@@ -177,6 +178,10 @@ class Cell:
     missing : bool
         True where the records hold nothing for the cell: ``text`` is the
         missing-cell text and ``note`` at most the paper's figure.
+    paper_marks : frozenset of str
+        The marks of the paper's figure (``"bold"``, ``"underline"``),
+        computed from the paper's figures of the column
+        (:func:`dkm.book.stats.marks_from_figures`); empty without them.
     """
 
     text: str
@@ -186,6 +191,7 @@ class Cell:
     runs: tuple[float, ...] = field(default=(), repr=False)
     comparison: Comparison | None = field(default=None, repr=False)
     missing: bool = False
+    paper_marks: frozenset[str] = frozenset()
 
     def __str__(self) -> str:
         return f"{self.text} {self.note}" if self.note else self.text
@@ -223,19 +229,19 @@ def _result_cell(
     missing: str,
     marks: set[str],
     reference: tuple[float, float, int] | None,
+    paper_marks: frozenset[str] = frozenset(),
 ) -> Cell:
-    """A result cell from its runs (percent), marks and the paper's figure."""
+    """A result cell from its runs (percent), marks, the paper's figure and its marks."""
     paper_part = [f"paper {figure(*reference[:2])}"] if reference else []
     if not runs:
-        return Cell(missing, note=_note(paper_part), missing=True)
+        return Cell(missing, note=_note(paper_part), missing=True, paper_marks=paper_marks)
     mean, std, n = summarize(runs)
     parts = [] if n == PAPER_RUNS else [f"n={n}"]
     comparison = compare_with_paper(runs, *reference) if reference else None
     if comparison is not None:
         parts += paper_part + [comparison.verdict]
-    return Cell(
-        figure(mean, std), "bold" in marks, "underline" in marks, _note(parts), runs, comparison
-    )
+    return Cell(figure(mean, std), "bold" in marks, "underline" in marks, _note(parts), runs,
+                comparison, paper_marks=paper_marks)
 
 
 def _row_runs(frame: pd.DataFrame, label: str, dataset: str) -> pd.DataFrame:
@@ -283,13 +289,17 @@ def _results_cells(
                 for label in labels
             }
             marks = significance_marks(samples, groups)
+            references = {label: _paper_figure(spec, label, dataset, metric) if vs_paper else None
+                          for label in labels}
+            reported = {label: figure for label, figure in references.items() if figure}
+            paper_marks = marks_from_figures(reported, groups)
             for label in labels:
-                reference = _paper_figure(spec, label, dataset, metric) if vs_paper else None
                 cells[label, dataset, metric] = _result_cell(
                     samples[label],
                     _missing_text(spec, dataset, missing_reason),
                     {style for style, marked in marks.items() if label in marked},
-                    reference,
+                    references[label],
+                    frozenset(style for style, marked in paper_marks.items() if label in marked),
                 )
     contributing = (
         runs[runs[_column_name(label, spec.metrics[0])].notna()]

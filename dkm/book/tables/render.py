@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -131,15 +131,25 @@ def power_of_ten(value: float, digits: int = 0) -> str:
     return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT_DIGITS)}"
 
 
+def _marked(text: str, marks: Collection[str], fmt: _Format) -> str:
+    """Escaped ``text`` with its significance marks (underline inside bold, as the paper)."""
+    text = fmt.escape(text)
+    for style in ("underline", "bold"):
+        if style in marks:
+            text = fmt.styles[style](text)
+    return text
+
+
+def _cell_marks(value: Cell) -> set[str]:
+    return {style for style, marked in (("bold", value.bold), ("underline", value.underline))
+            if marked}
+
+
 def _cell_text(value: Any, fmt: _Format) -> str:
     """A cell in a format: marked text, then the unmarked note."""
     if not isinstance(value, Cell):
         return fmt.escape(str(value))
-    text = fmt.escape(value.text)
-    if value.underline:
-        text = fmt.styles["underline"](text)
-    if value.bold:
-        text = fmt.styles["bold"](text)
+    text = _marked(value.text, _cell_marks(value), fmt)
     return f"{text} {fmt.escape(value.note)}" if value.note else text
 
 
@@ -149,7 +159,9 @@ _COMPACT_LEGEND = ("Each model's row gives our figures (mean ± standard deviati
                    "the paper's ten seeds unless n says otherwise), the row under it the paper's; "
                    "▲ / ▼: ours significantly above / below the paper's (Welch t-test, "
                    "p < 0.05; a single run: z test against the paper's standard deviation), "
-                   "otherwise consistent; –: no run of ours")
+                   "otherwise consistent; –: no run of ours. The paper's row has the marks "
+                   "computed from the paper's figures (Student's t-test, ten runs each); the "
+                   "paper tested its runs, so a few differ from its print")
 
 
 def _compact_cell(value: Any, fmt: _Format) -> tuple[str, str]:
@@ -163,21 +175,18 @@ def _compact_cell(value: Any, fmt: _Format) -> tuple[str, str]:
         note = value.note[1:-1]
         if note == "paper":  # our figure is the paper's own (a value no run of ours chose)
             return f"{text}&nbsp;<small>(the paper's)</small>", ""
-        return text, fmt.escape(note.removeprefix("paper "))
+        return text, _marked(note.removeprefix("paper "), value.paper_marks, fmt)
     if not isinstance(value, Cell) or value.comparison is None:
         return _cell_text(value, fmt), ""
     comparison = value.comparison
-    text = fmt.escape(figure(comparison.mean, comparison.std))
-    if value.underline:
-        text = fmt.styles["underline"](text)
-    if value.bold:
-        text = fmt.styles["bold"](text)
+    text = _marked(figure(comparison.mean, comparison.std), _cell_marks(value), fmt)
     mark = VERDICT_MARKS[comparison.verdict]
     if mark:
         text += f'&nbsp;<span class="verdict-{comparison.verdict}">{mark}</span>'
     if comparison.n != len(paper.PAPER_SEEDS):
         text += f"&nbsp;<small>n={comparison.n}</small>"
-    return text, fmt.escape(figure(comparison.paper_mean, comparison.paper_std))
+    return text, _marked(figure(comparison.paper_mean, comparison.paper_std), value.paper_marks,
+                         fmt)
 
 
 def _scale_sentence(scales: str) -> str:
