@@ -207,7 +207,7 @@ def test_each_claim_is_decided_on_the_paper_s_figures_and_on_our_runs():
     assert list(grid.columns) == [("usps", "paper"), ("usps", "ours"),
                                   ("mnist", "paper"), ("mnist", "ours")]
     usps = checked[checked.dataset == "usps"]
-    marks = [SIZE_SYMBOLS[bool(inside)] for inside in usps.size_inside]
+    marks = [SIZE_SYMBOLS[bool(agrees)] for agrees in usps.size_agrees]
     assert grid.loc["DKM^p > DCN^p", ("usps", "ours")] == f"✓{marks[0]} ✓{marks[1]}"
     assert grid.loc["DKM^p > DCN^p", ("mnist", "ours")] == "– –"
 
@@ -765,6 +765,7 @@ def test_a_verdict_the_unpaired_test_reverses_is_a_flip_and_is_marked():
     row = checked.iloc[0]
     assert row.verdict == "holds" and row.unpaired_verdict == "inconclusive"
     assert not row.size_inside  # the paper's +2.7 points lies far above our +1.0 ± 0.0
+    assert not row.size_agrees  # and 1.7 points is more than its own standard error allows
     assert list(flips(checked).index) == [0]
     assert two_source_grid(checked).loc["DKM^p > DCN^p", ("usps", "ours")] == \
         f"✓{SIZE_SYMBOLS[False]}{FLIP_SYMBOL}"
@@ -784,7 +785,36 @@ def test_the_paper_s_effect_size_inside_our_interval_is_marked():
                + _runs("usps", "dcn-p", base, lam=0.1))
     checked = check_claims(records, [claim])
     assert checked.iloc[0].size_inside and flips(checked).empty
+    assert checked.iloc[0].size_agrees
     assert claims_table(checked).iloc[0][("ACC", " ")] == f"✓\u00a0{SIZE_SYMBOLS[True]}"
+
+
+def test_the_paper_s_effect_size_is_compared_with_both_standard_errors():
+    """The paper's +2.7 ACC points (75.7 ± 1.3 against 73.0 ± 0.8, ten runs each) lies outside our
+    narrow interval of +3.5 points, but within what its own standard error (about 0.5) allows:
+    ● by the test of both uncertainties, where our interval alone said ○."""
+    claim = Claim("a>b", "DKM^p beats DCN^p", "DKM^p", "DCN^p", "better", ("usps",), "table1",
+                  ("acc",))
+    (mean_a, std_a, n_a), (mean_b, std_b, n_b) = (paper.reported("table1", model, "usps", "acc")
+                                                  for model in ("DKM^p", "DCN^p"))
+    base = [0.600, 0.605, 0.610, 0.615]
+    noise = [0.0, 0.002, -0.002, 0.001]
+    shift = (mean_a - mean_b + 0.8) / 100
+    records = (_runs("usps", "dkm-p", [b + shift + e for b, e in zip(base, noise)], lam=1.0)
+               + _runs("usps", "dcn-p", base, lam=0.1))
+    row = check_claims(records, [claim]).iloc[0]
+    differences = 100 * np.array(noise) + 100 * shift
+    se = differences.std(ddof=1) / math.sqrt(len(differences))
+    assert row.se == pytest.approx(se)
+    assert not row.low <= row.paper <= row.high and not row.size_inside
+    # Welch-Satterthwaite over our variance (3 df) and the paper's two (9 df each)
+    variances = np.array([se ** 2, std_a ** 2 / n_a, std_b ** 2 / n_b])
+    dof = variances.sum() ** 2 / (variances ** 2 / np.array([3, n_a - 1, n_b - 1])).sum()
+    bound = scipy.stats.t.ppf(0.975, dof) * math.sqrt(variances.sum())
+    assert row.size_bound == pytest.approx(bound)
+    assert abs(row.ours - row.paper) < bound and row.size_agrees
+    assert claims_table(check_claims(records, [claim])).iloc[0][("ACC", " ")] == \
+        f"✓\u00a0{SIZE_SYMBOLS[True]}"
 
 
 def test_audits_keep_the_last_audit_of_each_record_on_each_cpu(tmp_path):

@@ -14,7 +14,9 @@ from dkm.book.stats import (
     DEFAULT_GROUPS,
     claim_verdict,
     compare_with_paper,
+    comparison_interval,
     detectable_difference,
+    effect_size_bound,
     mean_interval,
     p_value_within_rounding,
     significance_marks,
@@ -334,3 +336,49 @@ def test_mean_interval_is_students_t_interval_of_the_mean() -> None:
     assert single[0] == 4.0 and math.isnan(single[1]) and math.isnan(single[2])
     with pytest.raises(ValueError, match="zero runs"):
         mean_interval([])
+
+
+def test_a_better_claim_inside_zero_and_the_margin_holds() -> None:
+    """DKM^p > AE-KM on 20NEWS ACC, +1.7 [1.2, 2.2] against δ = 2.7: above 0 and below δ; the
+    claim says which model is better, not by how much, so it holds."""
+    assert claim_verdict("better", 1.2, 2.2, margin=2.7) == "holds"
+    assert claim_verdict("better", -0.1, 2.2, margin=2.7) == "fails"
+
+
+def test_effect_size_bound_without_the_paper_s_spread_is_our_interval() -> None:
+    differences = np.array([1.0, 1.6, 0.7, 1.9, 1.2])
+    se = differences.std(ddof=1) / math.sqrt(differences.size)
+    low, high = scipy_stats.ttest_1samp(differences, 0.0).confidence_interval(0.95)
+    assert effect_size_bound(se, differences.size - 1, 0.0, 0.0, 10) == pytest.approx(
+        (high - low) / 2)
+
+
+def test_effect_size_bound_is_welch_s_half_width_with_the_paper_s_runs() -> None:
+    """Ours against one of the paper's models (the other's spread zero): Welch's interval of
+    the two samples, which the old rule (the paper's difference in our interval) ignored."""
+    ours = np.array([3.0, 4.5, 2.0, 3.7])
+    theirs = np.array([0.0, 2.0, -1.0, 1.5, 0.5, -0.5, 1.0, 2.5, 0.0, -1.0])
+    interval = scipy_stats.ttest_ind(ours, theirs, equal_var=False).confidence_interval(0.95)
+    bound = effect_size_bound(ours.std(ddof=1) / 2, 3, theirs.std(ddof=1), 0.0, 10)
+    assert bound == pytest.approx((interval.high - interval.low) / 2)
+    assert effect_size_bound(0.0, 3, 0.0, 0.0, 10) == 0.0
+    with pytest.raises(ValueError, match="spreads"):
+        effect_size_bound(-1.0, 3, 1.0, 1.0, 10)
+    with pytest.raises(ValueError, match="dof"):
+        effect_size_bound(1.0, 0, 1.0, 1.0, 10)
+
+
+@pytest.mark.parametrize("runs, paper_mean, paper_std", [
+    ([80.0, 82.0, 84.0], 84.0, 2.2), ([80.0, 81.0, 80.5, 79.0], 84.0, 2.2),
+    ([70.0, 70.0], 70.0, 0.0), ([71.0], 70.0, 0.5), ([72.0], 70.0, 0.5),
+])
+def test_consistent_is_a_comparison_interval_that_holds_zero(runs, paper_mean,
+                                                               paper_std) -> None:
+    comparison = compare_with_paper(runs, paper_mean, paper_std, 10)
+    low, high = comparison_interval(comparison)
+    assert low <= comparison.difference <= high
+    assert (comparison.verdict == "consistent") == (low < 0 < high or low == high == 0)
+    if comparison.test == "welch" and comparison.std > 0:
+        theirs = paper_mean + paper_std * np.array([1.0, -1.0] * 5) * math.sqrt(9 / 10)
+        interval = scipy_stats.ttest_ind(runs, theirs, equal_var=False).confidence_interval(0.95)
+        assert (low, high) == pytest.approx((interval.low, interval.high))

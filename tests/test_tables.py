@@ -508,6 +508,8 @@ def test_comparisons_keep_the_consistent_cells_that_disagreements_leave_out() ->
     # 14.5 points above 75.5 ± 6.8 stays a disagreement however the paper's figure is rounded
     far = acc[acc.model == "DKM^a"].iloc[0]
     assert far.p_value < far.p_within_rounding < 0.05
+    # "consistent" is an interval of ours − paper that holds zero
+    assert ((compared.low < 0) & (compared.high > 0)).equals(compared.verdict == "consistent")
     found = disagreements(records, names=["table1"])
     assert found.equals(compared[compared.verdict != "consistent"].reset_index(drop=True))
     assert comparisons([], names=["table1"]).empty

@@ -69,6 +69,10 @@ paper's distribution: ``z = (x - paper_mean) / paper_std`` with a two-sided
 normal p value, i.e. "consistent" when ``|x - paper_mean| < 1.96 ·
 paper_std``.
 
+"Consistent" is that test's verdict: a non-significant difference at 5 %. Its 95 % interval
+(:func:`comparison_interval`) holds zero exactly then, and its half-width is the smallest
+difference the test could have detected with these runs and the paper's.
+
 Comparative claims
 ------------------
 A claim that one model is *better* than another, *on par* with it or *not worse* is decided by
@@ -83,12 +87,26 @@ difference that counts:
 * *not worse*, a non-inferiority test: holds when the interval lies above ``−δ``; fails when
   it lies below ``−δ``.
 
-Otherwise the verdict is *inconclusive*: the interval is too wide to decide. A two-sided
+Otherwise the verdict is *inconclusive*: the interval is too wide to decide. An interval of a
+*better* claim inside ``(0, δ)`` both lies above 0 and below ``δ``: the claim *holds* (a
+significant advantage, smaller than the margin), since the claim says which model is better, not
+by how much; whether the size reproduced is the effect-size test's to say. A two-sided
 interval at level ``1 − 2a`` lies above a bound exactly when the one-sided t-test at level
 ``a`` rejects that bound, so each verdict is that of one-sided tests at ``a``; with the
 95 % interval, ``a`` is 2.5 %. :func:`detectable_difference` gives a margin from
 two samples' standard deviations: the smallest difference of their means that Student's
 t-test would call significant.
+
+Effect sizes
+------------
+Whether the paper's difference of two models agrees with ours is a test of two differences with
+their own uncertainties: ours, a mean of same-seed differences with standard error ``se`` on
+``n − 1`` degrees of freedom, and the paper's, the difference of two means of ``m`` unpaired
+runs each with standard error ``sqrt(s_a²/m + s_b²/m)``. They agree when
+``|d_ours − d_paper|`` is at most :func:`effect_size_bound`,
+``t(1 − α/2, ν) · sqrt(se² + s_a²/m + s_b²/m)``, with ``ν`` the Welch–Satterthwaite degrees of
+freedom of the three variance terms: a two-sided Welch-type test at ``α``. With the paper's
+spread set to zero it is the test of whether the paper's difference lies in our interval.
 """
 
 from __future__ import annotations
@@ -128,6 +146,8 @@ __all__ = [
     "CLAIM_VERDICTS",
     "claim_verdict",
     "detectable_difference",
+    "comparison_interval",
+    "effect_size_bound",
 ]
 
 #: Significance level of every test (the paper's p > 0.05).
@@ -712,3 +732,93 @@ def detectable_difference(std_a: float, std_b: float, n: int, *, alpha: float = 
         raise ValueError(f"n must be at least 2, got {n}")
     pooled = math.sqrt((std_a ** 2 + std_b ** 2) / 2)
     return float(_scipy_stats.t.ppf(1 - alpha / 2, 2 * n - 2) * pooled * math.sqrt(2 / n))
+
+
+def _welch_df(variances: Sequence[float], dofs: Sequence[float]) -> float:
+    """Welch–Satterthwaite degrees of freedom of a sum of variance estimates, each on its own
+    degrees of freedom (terms of zero variance carry none; infinite when all are zero)."""
+    terms = [(v, d) for v, d in zip(variances, dofs) if v > 0]
+    if not terms:
+        return math.inf
+    return sum(v for v, _ in terms) ** 2 / sum(v ** 2 / d for v, d in terms)
+
+
+def comparison_interval(comparison: Comparison,
+                        confidence: float = 0.95) -> tuple[float, float]:
+    """The interval of :attr:`Comparison.difference` (ours − the paper's mean) that its test
+    inverts: Welch's from the two summaries, or with a single run ours ± z · the paper's std.
+
+    The test's verdict is "consistent" exactly when the interval holds zero (at
+    ``confidence = 1 − alpha``); its half-width is the smallest difference that test could call
+    significant.
+
+    Raises
+    ------
+    ValueError
+        If ``confidence`` is not in (0, 1).
+
+    Examples
+    --------
+    >>> c = compare_with_paper([80.0, 82.0, 84.0], 84.0, 2.2, 10)
+    >>> [round(v, 1) for v in comparison_interval(c)]
+    [-5.9, 1.9]
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    quantile = 1 - (1 - confidence) / 2
+    if comparison.test == "z":
+        half = float(_scipy_stats.norm.ppf(quantile)) * comparison.paper_std
+    else:
+        variances = [comparison.std ** 2 / comparison.n,
+                     comparison.paper_std ** 2 / comparison.paper_n]
+        dof = _welch_df(variances, [comparison.n - 1, comparison.paper_n - 1])
+        half = float(_scipy_stats.t.ppf(quantile, dof)) * math.sqrt(sum(variances))
+    return comparison.difference - half, comparison.difference + half
+
+
+def effect_size_bound(se: float, dof: float, paper_std_a: float, paper_std_b: float,
+                      paper_n: int, *, alpha: float = ALPHA) -> float:
+    """The largest gap between our difference of two models and the paper's that a two-sided
+    Welch-type test at ``alpha`` calls an agreement (the module's *Effect sizes*).
+
+    Parameters
+    ----------
+    se : float
+        Standard error of our difference (of the mean of same-seed differences).
+    dof : float
+        Its degrees of freedom (seed pairs − 1).
+    paper_std_a, paper_std_b : float
+        The standard deviations the paper reports for the two models.
+    paper_n : int
+        The paper's runs per model (unpaired for us).
+    alpha : float
+
+    Returns
+    -------
+    float
+        ``t(1 − alpha/2, ν) · sqrt(se² + s_a²/m + s_b²/m)``; 0 when every spread is 0.
+
+    Raises
+    ------
+    ValueError
+        If a spread is negative or not finite, ``dof < 1`` or ``paper_n < 2``.
+
+    Examples
+    --------
+    >>> round(effect_size_bound(0.5, 9, 0.0, 0.0, 10), 2)  # our interval's half-width
+    1.13
+    >>> round(effect_size_bound(0.5, 9, 2.0, 2.0, 10), 2)
+    2.11
+    """
+    if not (np.isfinite([se, paper_std_a, paper_std_b]).all()
+            and min(se, paper_std_a, paper_std_b) >= 0):
+        raise ValueError(f"the spreads must be finite and >= 0, got se={se}, "
+                         f"paper's {paper_std_a} and {paper_std_b}")
+    if not dof >= 1 or paper_n < 2:
+        raise ValueError(f"need dof >= 1 and paper_n >= 2, got {dof} and {paper_n}")
+    variances = [se ** 2, paper_std_a ** 2 / paper_n, paper_std_b ** 2 / paper_n]
+    total = sum(variances)
+    if total == 0:
+        return 0.0
+    nu = _welch_df(variances, [dof, paper_n - 1, paper_n - 1])
+    return float(_scipy_stats.t.ppf(1 - alpha / 2, nu)) * math.sqrt(total)

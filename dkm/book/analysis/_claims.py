@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+from scipy import stats as scipy_stats
 
 from dkm.book.analysis._paired import paired_difference, seed_scores, signed, unpaired_difference
 from dkm.book.stats import (CLAIM_VERDICTS, ClaimKind, claim_verdict, detectable_difference,
-                            significance_verdict)
+                            effect_size_bound, significance_verdict)
 from dkm.book.tables import one_line, typeset
 from dkm.data import paper_dataset
 from dkm.protocol import paper
@@ -144,6 +145,25 @@ def paper_margin(claim: Claim, dataset: str, metric: str) -> float:
 MarginRule = Callable[[Claim, str, str], float]
 
 
+def _t_quantile(confidence: float, dof: int) -> float:
+    """The two-sided ``confidence`` quantile of Student's t on ``dof`` degrees of freedom."""
+    return float(scipy_stats.t.ppf(1 - (1 - confidence) / 2, dof))
+
+
+def _size_agrees(claim: Claim, dataset: str, metric: str, ours: float, se: float, n: int,
+                published: float, alpha: float) -> tuple[bool, float]:
+    """Whether the paper's difference ``published`` agrees with ours, given both standard errors
+    (:func:`dkm.book.stats.effect_size_bound`), and the bound on their gap; ``(False, nan)``
+    without an interval (fewer than two pairs)."""
+    if n < 2 or math.isnan(se):
+        return False, math.nan
+    (_, std_a, n_a), (_, std_b, n_b) = (paper.reported(claim.table, model, paper_dataset(dataset),
+                                                       metric)
+                                        for model in (claim.first, claim.second))
+    bound = effect_size_bound(se, n - 1, std_a, std_b, min(n_a, n_b), alpha=alpha)
+    return bool(abs(ours - published) <= bound), bound
+
+
 def _verdict(kind: ClaimKind, low: float, high: float, n: int, margin: float,
              excepted: bool) -> str:
     if excepted:
@@ -159,7 +179,9 @@ def _tested(first: pd.Series, second: pd.Series, kind: ClaimKind, confidence: fl
     :func:`check_claims` from ``ours`` to ``verdict`` and the unpaired ones."""
     mean, low, high, n = paired_difference(first, second, confidence)
     _, u_low, u_high, u_n = unpaired_difference(first, second, confidence)
-    return {"ours": mean, "low": low, "high": high, "n": n, "margin": margin,
+    # the paired t interval is mean ± t(n − 1) · se: its standard error, from its half-width
+    se = (high - low) / 2 / _t_quantile(confidence, n - 1) if n >= 2 else math.nan
+    return {"ours": mean, "low": low, "high": high, "n": n, "se": se, "margin": margin,
             "verdict": _verdict(kind, low, high, n, margin, excepted),
             "unpaired_low": u_low, "unpaired_high": u_high,
             "unpaired_verdict": _verdict(kind, u_low, u_high, min(n, u_n), margin, excepted)}
@@ -198,8 +220,11 @@ def check_claims(
         paper's means, points), ``ours``, ``low``, ``high`` (same-seed mean
         difference and interval, points), ``n`` (seed pairs), ``margin``
         (points), ``verdict`` (:data:`VERDICTS`; the three tested ones by
-        :func:`dkm.book.stats.claim_verdict`), ``size_inside`` (whether the
-        paper's difference lies in our interval), the same test on Student's
+        :func:`dkm.book.stats.claim_verdict`), ``se`` (our difference's standard error),
+        ``size_inside`` (whether the paper's difference lies in our interval, its own standard
+        error ignored), ``size_agrees`` (whether it agrees with ours given both standard errors,
+        the ● mark: ``|ours − paper|`` at most ``size_bound``,
+        :func:`dkm.book.stats.effect_size_bound`), the same test on Student's
         unpaired interval, the paper's own: ``unpaired_low``, ``unpaired_high``
         and ``unpaired_verdict``; ``paper_verdict``, the claim decided on the paper's
         own figures by its own test (:func:`dkm.book.stats.significance_verdict` of its
@@ -230,11 +255,14 @@ def check_claims(
                 tested = _tested(seed_scores(frame, claim.first, dataset, metric),
                                  seed_scores(frame, claim.second, dataset, metric), claim.kind,
                                  confidence, delta, excepted)
+                agrees, bound = _size_agrees(claim, dataset, metric, tested["ours"], tested["se"],
+                                            tested["n"], published, 1 - confidence)
                 rows.append({"claim": claim.key, "text": claim.text, "label": claim.label,
                              "kind": claim.kind,
                              "dataset": dataset, "metric": metric, "paper": round(published, 1),
                              **tested,
                              "size_inside": bool(tested["low"] <= published <= tested["high"]),
+                             "size_agrees": agrees, "size_bound": bound,
                              "paper_verdict": "excepted" if excepted else significance_verdict(
                                  claim.kind, published, delta),
                              "collapsed": collapsed})
@@ -253,8 +281,8 @@ def _collapsed(frame: pd.DataFrame, claim: Claim, dataset: str) -> bool:
 
 #: The columns of :func:`check_claims`.
 COLUMNS = ["claim", "text", "label", "kind", "dataset", "metric", "paper", "ours", "low", "high", "n",
-           "margin", "verdict", "size_inside", "unpaired_low", "unpaired_high", "unpaired_verdict",
-           "paper_verdict", "collapsed"]
+           "se", "margin", "verdict", "size_inside", "size_agrees", "size_bound", "unpaired_low",
+           "unpaired_high", "unpaired_verdict", "paper_verdict", "collapsed"]
 
 
 #: Symbols of the verdicts in :func:`two_source_grid` and :func:`claims_table`.
@@ -302,8 +330,8 @@ def two_source_grid(checked: pd.DataFrame,
     Rows are the claims' labels; columns, per dataset, the two :data:`SOURCES`. A cell holds
     one mark per metric of the claim, in its order: on the paper's figures the verdict of
     its own test (``paper_verdict``: ✓ or ✗, · where it excepts the cell); on our runs
-    the verdict (:data:`VERDICT_SYMBOLS`), then whether the paper's difference lies in our
-    interval (:data:`SIZE_SYMBOLS`), :data:`FLIP_SYMBOL` where the paper's unpaired test
+    the verdict (:data:`VERDICT_SYMBOLS`), then whether the paper's difference agrees with ours
+    given both standard errors (``size_agrees``, :data:`SIZE_SYMBOLS`), :data:`FLIP_SYMBOL` where the paper's unpaired test
     changes it and :data:`COLLAPSE_SYMBOL` where one of the models collapsed.
     """
     order = list(dataset_order or dict.fromkeys(checked["dataset"]))
@@ -321,7 +349,8 @@ def two_source_grid(checked: pd.DataFrame,
     return grid.reindex(columns=columns).fillna("")
 
 
-#: Marks of :func:`claims_table`: the paper's effect size inside our interval or not, a
+#: Marks of :func:`claims_table`: the paper's effect size agreeing with ours or not (both
+#: standard errors, :func:`dkm.book.stats.effect_size_bound`), a
 #: verdict that the paper's unpaired test would change, and a verdict against a model that
 #: collapsed in our runs.
 SIZE_SYMBOLS = {True: "●", False: "○"}
@@ -338,11 +367,11 @@ def flips(checked: pd.DataFrame) -> pd.DataFrame:
 
 def _our_marks(row: Any, flipped: set, sized: bool = True) -> list[str]:
     """The marks of our verdict on one claim's cell: the verdict (:data:`VERDICT_SYMBOLS`),
-    where ``sized`` and it was tested whether the paper's difference lies in our interval
-    (:data:`SIZE_SYMBOLS`), :data:`FLIP_SYMBOL` where the paper's unpaired test changes it
+    where ``sized`` and it was tested whether the paper's difference agrees with ours
+    (``size_agrees``, :data:`SIZE_SYMBOLS`), :data:`FLIP_SYMBOL` where the paper's unpaired test changes it
     (the row's index in ``flipped``) and :data:`COLLAPSE_SYMBOL` where a model collapsed."""
     return ([VERDICT_SYMBOLS[row.verdict]]
-            + ([SIZE_SYMBOLS[bool(row.size_inside)]] if sized else [])
+            + ([SIZE_SYMBOLS[bool(row.size_agrees)]] if sized else [])
             + ([FLIP_SYMBOL] if row.Index in flipped else [])
             + ([COLLAPSE_SYMBOL] if bool(getattr(row, "collapsed", False)) else []))
 
@@ -378,7 +407,7 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
         (mean ± half-width of the interval), where ``checked`` has them
         ``(METRIC, "δ")`` (the margin) and ``(METRIC, " ")`` (the
         verdict's symbol, :data:`VERDICT_SYMBOLS`, then, where ``checked`` has
-        them, whether the paper's difference lies in our interval,
+        them, whether the paper's difference agrees with ours (``size_agrees``),
         :data:`SIZE_SYMBOLS`, :data:`FLIP_SYMBOL` where the paper's unpaired
         test changes the verdict and :data:`COLLAPSE_SYMBOL` where a model collapsed; the
         marks joined by no-break spaces). Cells of
@@ -405,7 +434,7 @@ def claims_table(checked: pd.DataFrame, names: Mapping[str, str] | None = None) 
                 if "margin" in checked:
                     row[(metric, "δ")] = f"{cell.margin:.1f}"
                 row[(metric, " ")] = one_line(" ".join(_our_marks(
-                    cell, flipped, sized="size_inside" in checked and cell.n >= MIN_PAIRS)))
+                    cell, flipped, sized="size_agrees" in checked and cell.n >= MIN_PAIRS)))
             rows.append(row)
     table = pd.DataFrame(rows).set_index(["claim", "dataset"]).fillna("")
     table.columns = pd.MultiIndex.from_tuples(table.columns)

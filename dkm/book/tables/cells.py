@@ -20,6 +20,7 @@ import pandas as pd
 from dkm.book.stats import (
     Comparison,
     compare_with_paper,
+    comparison_interval,
     marks_from_figures,
     p_value_within_rounding,
     significance_marks,
@@ -528,8 +529,9 @@ def comparisons(
     pandas.DataFrame
         One row per compared cell: ``table``, ``dataset``, ``model``,
         ``metric``, ``ours`` and ``paper`` (mean ± std, percent), ``n``,
-        ``difference`` (ours − paper), ``p_value``, ``verdict``
-        (``"consistent"``, ``"better"`` or ``"worse"``),
+        ``difference`` (ours − paper), ``low`` and ``high`` (its 95 % interval,
+        :func:`dkm.book.stats.comparison_interval`: "consistent" when it holds zero),
+        ``p_value``, ``verdict`` (``"consistent"``, ``"better"`` or ``"worse"``),
         ``p_within_rounding`` (:func:`dkm.book.stats.p_value_within_rounding`: the p
         value with the paper's figure read within its rounding, most
         favourably), and the unrounded ``ours_mean``, ``ours_std``,
@@ -551,13 +553,14 @@ def comparisons(
                     "ours": figure(comparison.mean, comparison.std),
                     "paper": figure(comparison.paper_mean, comparison.paper_std),
                     "n": comparison.n, "difference": round(comparison.difference, 1),
+                    **dict(zip(("low", "high"), comparison_interval(comparison))),
                     "p_value": comparison.p_value, "verdict": comparison.verdict,
                     "p_within_rounding": p_value_within_rounding(comparison),
                     "ours_mean": comparison.mean, "ours_std": comparison.std,
                     "paper_mean": comparison.paper_mean, "paper_std": comparison.paper_std,
                 })
-    columns = ["table", "dataset", "model", "metric", "ours", "paper", "n", "difference",
-               "p_value", "verdict", "p_within_rounding", "ours_mean", "ours_std", "paper_mean",
+    columns = ["table", "dataset", "model", "metric", "ours", "paper", "n", "difference", "low",
+               "high", "p_value", "verdict", "p_within_rounding", "ours_mean", "ours_std", "paper_mean",
                "paper_std"]
     return pd.DataFrame(rows, columns=columns)
 
