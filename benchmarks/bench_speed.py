@@ -42,7 +42,8 @@ from dkm.methods.idec import IDECObjective
 from dkm.protocol import registry
 from dkm.methods.idec import update_interval_for
 from dkm.protocol.provenance import cpu_identity
-from dkm.training import LAYOUTS, Adam, BatchSampler, Reconstruction, Trainer, default_layout
+from dkm.replicas import LAYOUTS, default_layout, make_trainer
+from dkm.training import Adam, BatchSampler, Reconstruction
 
 BATCH = 256
 SEEDS_IN_PROTOCOL = 10
@@ -123,8 +124,8 @@ def time_phase(shape: str, phase: str, replicas: int, steps: int, repeats: int,
     data = tf.constant(np.random.default_rng(0).uniform(-1, 1, (n, d)), tf.float32)
     architecture = Architecture(d, k)
     autoencoder = Autoencoder(architecture, seeds, products=products)
-    trainer = Trainer(autoencoder, objective_for(phase, autoencoder, data, shape, seeds), data,
-                      OPTIMIZERS[optimizer](), jit_compile=jit_compile, layout=layout)
+    trainer = make_trainer(autoencoder, objective_for(phase, autoencoder, data, shape, seeds),
+                           data, OPTIMIZERS[optimizer](), jit_compile=jit_compile, layout=layout)
     sampler = BatchSampler(n, BATCH, seeds, "finetune")
     if phase == "idec":  # a window holding exactly one target update
         steps = update_interval_for(shape, n)

@@ -17,9 +17,9 @@ import numpy as np
 import tensorflow as tf
 
 from dkm.autoencoder import Autoencoder
-from dkm.methods.common import LoopConfig, MethodResult, nearest_center, run_epochs
+from dkm.methods.common import LoopConfig, MethodResult, nearest_center
 from dkm.methods.pretraining import Pretrained, initial_network
-from dkm.training import BatchSampler, Objective, data_tensor, embed
+from dkm.training import BatchSampler, Objective, data_tensor, embed, run_epochs
 
 
 class DeepMethodConfig(Protocol):

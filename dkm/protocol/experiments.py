@@ -323,10 +323,10 @@ def run_piece(piece: Piece, *, scale: float, loop: Any,
     """Run a piece's seeds, batch after batch; yields each batch's records as it finishes.
 
     ``seeds_per_batch`` seeds train together; by default the machine that runs the piece
-    decides (:func:`dkm.training.default_seeds_per_batch`: all of them on a GPU, one at a
+    decides (:func:`dkm.replicas.default_seeds_per_batch`: all of them on a GPU, one at a
     time on a CPU). ``checkpoint_dir`` is :func:`run_seeds`'s.
     """
-    from dkm.training import default_seeds_per_batch
+    from dkm.replicas import default_seeds_per_batch
 
     data, cell = piece.dataset, piece.cell
     for part in piece.batches(seeds_per_batch or default_seeds_per_batch(len(piece.seeds))):
