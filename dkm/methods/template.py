@@ -23,7 +23,12 @@ from dkm.training import BatchSampler, Objective, data_tensor, embed, run_epochs
 
 
 class DeepMethodConfig(Protocol):
-    """What :func:`fit_deep_method` asks of a method's configuration."""
+    """What :func:`fit_deep_method` asks of a method's configuration.
+
+    The protocol also calls its ``for_dataset(dataset, n_samples)`` where it has one: the
+    configuration to train on that dataset (IDEC's target-update interval,
+    :meth:`dkm.methods.idec.IDECConfig.for_dataset`).
+    """
 
     #: Epochs of pretraining (0: none).
     pretrain_epochs: int
