@@ -40,9 +40,10 @@ from dkm.methods.dcn import DCNObjective, random_assignments
 from dkm.methods.dkm import DKMObjective, uniform_representatives
 from dkm.methods.idec import IDECObjective
 from dkm.protocol import registry
-from dkm.protocol.experiments import idec_update_interval
+from dkm.methods.idec import update_interval_for
 from dkm.protocol.provenance import cpu_identity
-from dkm.training import LAYOUTS, Adam, BatchSampler, Reconstruction, Trainer, default_layout
+from dkm.replicas import LAYOUTS, default_layout, make_trainer
+from dkm.training import Adam, BatchSampler, Reconstruction
 
 BATCH = 256
 SEEDS_IN_PROTOCOL = 10
@@ -108,7 +109,7 @@ def objective_for(phase: str, autoencoder: Autoencoder, data: tf.Tensor, shape: 
         return DCNObjective(autoencoder, centers, random_assignments(seeds, k, n), 0.1)
     if phase == "idec":
         # tol = -1: no replica ever stops, every step does the full work.
-        return IDECObjective(autoencoder, data, centers, 0.1, idec_update_interval(shape, n), tol=-1.0)
+        return IDECObjective(autoencoder, data, centers, 0.1, update_interval_for(shape, n), tol=-1.0)
     raise ValueError(phase)
 
 
@@ -123,11 +124,11 @@ def time_phase(shape: str, phase: str, replicas: int, steps: int, repeats: int,
     data = tf.constant(np.random.default_rng(0).uniform(-1, 1, (n, d)), tf.float32)
     architecture = Architecture(d, k)
     autoencoder = Autoencoder(architecture, seeds, products=products)
-    trainer = Trainer(autoencoder, objective_for(phase, autoencoder, data, shape, seeds), data,
-                      OPTIMIZERS[optimizer](), jit_compile=jit_compile, layout=layout)
+    trainer = make_trainer(autoencoder, objective_for(phase, autoencoder, data, shape, seeds),
+                           data, OPTIMIZERS[optimizer](), jit_compile=jit_compile, layout=layout)
     sampler = BatchSampler(n, BATCH, seeds, "finetune")
     if phase == "idec":  # a window holding exactly one target update
-        steps = idec_update_interval(shape, n)
+        steps = update_interval_for(shape, n)
     steps = min(steps, sampler.steps_per_epoch)
     seconds = best_seconds(lambda: trainer.run_epoch(sampler.next_epoch()[:, :steps]),
                            repeats) / steps

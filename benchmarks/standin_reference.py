@@ -66,7 +66,7 @@ def main() -> None:
         out[f"{phase}/loss"] = losses.numpy()
         out |= {f"{phase}/grad_{i}": g.numpy() for i, g in enumerate(grads)}
 
-        trainer = Trainer(autoencoder, objective, tf.constant(data), Adam(), layout="stacked")
+        trainer = Trainer(autoencoder, objective, tf.constant(data), Adam())  # stacked
         out[f"{phase}/epoch_loss"] = trainer.run_epoch(epoch_batches).loss
         out |= {f"{phase}/after_{i}": v.numpy() for i, v in enumerate(variables)}
     np.savez(args.out, **out)

@@ -33,7 +33,8 @@ Models, their training and their evaluation:
 ``dkm.annealing``            the inverse-temperature schedules of the paper.
 ``dkm.autoencoder``          the ``d-500-500-2000-K`` autoencoder.
 ``dkm.losses``               distances, the stable soft assignment and the DKM loss.
-``dkm.training``             the one minibatch training loop every method shares.
+``dkm.training``             the one minibatch training loop every method shares: one model's epoch.
+``dkm.replicas``             several seeds trained as one computation: their replicas' layouts.
 ``dkm.checkpoints``          a training phase's state at an epoch's end: interrupted runs resume.
 ``dkm.startup``              TensorFlow started without its native start-up lines.
 ``dkm.progress``             the progress bar of long work, in a terminal or a notebook.

@@ -1,7 +1,7 @@
 """Checkpoints of a run's training phases: an interrupted run resumes where it stopped.
 
 A run trains in phases (pretraining, then the method's own training), each a
-loop over epochs (:func:`dkm.methods.common.run_epochs`); one seed of MNIST
+loop over epochs (:func:`dkm.training.run_epochs`); one seed of MNIST
 takes hours on a CPU. At the end of an epoch, the phase's state is the
 trainer's variables (:meth:`dkm.training.Trainer.state`: network, Adam,
 the objective's state), its minibatch generators

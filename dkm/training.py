@@ -3,34 +3,33 @@
 A method is an :class:`Objective`: the per-sample loss it adds to the
 autoencoder's, the extra variables it trains, and (optionally) a
 non-gradient update after each step (DCN's centroid moves). The
-:class:`Trainer` owns the rest:
+:class:`Trainer` owns the rest, one epoch at a time:
 
 * the data live on the device as one tensor, and every minibatch is gathered
   inside the compiled graph;
 * one epoch is one ``tf.function`` (XLA-compiled when ``jit_compile``): a
-  ``tf.while_loop`` over the steps, with no Python work per step, run as
-  :func:`set_epoch_runner` says (by default the trainer's own trace; the protocol
-  shares one compiled function between trainers of the same graph,
-  :mod:`dkm.reproducibility.shared_functions`);
+  ``tf.while_loop`` over the steps (:meth:`Trainer._steps`), each a forward pass,
+  the objective's loss, the gradient and Adam's update (:meth:`Trainer._step`),
+  with no Python work per step, run as :func:`set_epoch_runner` says (by default
+  the trainer's own trace; the protocol shares one compiled function between
+  trainers of the same graph, :mod:`dkm.reproducibility.shared_functions`);
 * Adam (learning rate 1e-3, β = (0.9, 0.999), ε = 1e-8, the TensorFlow 1
-  "ε-hat" form the authors used) is written out here so that it works on the
-  stacked replica variables and its state can carry over from pretraining to
-  fine-tuning, as one optimiser instance did in the authors' code;
+  "ε-hat" form the authors used) is written out here so that its state can
+  carry over from pretraining to fine-tuning, as one optimiser instance did in
+  the authors' code;
 * minibatch orders come from seeded :class:`BatchSampler` streams, so that for
-  a given seed every method sees the same sequence.
+  a given seed every method sees the same sequence;
+* :func:`run_epochs` runs a phase's epochs (the objective's hook before each,
+  its stopping rule after, checkpoints) and returns its curves.
 
-Every tensor carries a leading replica axis ``S`` (one replica per seed). How
-the ``S`` replicas run is the trainer's *layout*: ``"stacked"`` evaluates them
-together with batched matrix products (large products that fill a GPU);
-``"sequential"`` runs each replica's whole epoch in turn inside the same
-compiled call, on a one-replica copy of the state (for a CPU, where a single
-network already keeps the cores busy; ``benchmarks/bench_speed.py`` times both).
-Both give every replica what a run of its own gives.
+Tensors have a leading axis ``S`` of independent networks, one per seed: 1 in a
+fit. Seeds trained together as one computation run as
+:mod:`dkm.replicas` says.
 """
 from __future__ import annotations
 
-import copy
 import zlib
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Literal, Protocol, Sequence
@@ -39,14 +38,13 @@ import numpy as np
 import tensorflow as tf
 
 from dkm.autoencoder import Autoencoder
+from dkm.checkpoints import PhaseState, RunCheckpoints
 from dkm.losses import reconstruction_error
+from dkm.progress import tqdm
 
 SamplerKind = Literal["permutation", "independent", "sequential"]
 SAMPLERS: tuple[str, ...] = ("permutation", "independent", "sequential")
 DEFAULT_SAMPLER: SamplerKind = "permutation"
-
-Layout = Literal["stacked", "sequential"]
-LAYOUTS: tuple[str, ...] = ("stacked", "sequential")
 
 #: How a trainer runs the function it traced for an epoch: None runs the trace itself.
 _epoch_runner: Callable[[Any], Callable[..., Any]] | None = None
@@ -83,7 +81,8 @@ def float32_products() -> Iterator[None]:
         tf.config.experimental.enable_tensor_float_32_execution(was_enabled)
 
 
-def _has_gpu() -> bool:
+def has_gpu() -> bool:
+    """Whether TensorFlow sees a GPU."""
     return bool(tf.config.list_physical_devices("GPU"))
 
 
@@ -95,24 +94,7 @@ def xla_pays(products: str) -> bool:
     bfloat16 kernels for CPUs with bfloat16 instructions
     (``benchmarks/probe_bfloat16.py`` measures both ways, phase by phase).
     """
-    return products == "float32" or _has_gpu()
-
-
-def default_layout() -> Layout:
-    """How a :class:`Trainer` runs its replicas by default: ``"stacked"`` (batched products
-    over the seeds) on a GPU, ``"sequential"`` (each replica's epoch in turn) on a CPU; the
-    speed of each is measured in ``benchmarks/``."""
-    return "stacked" if _has_gpu() else "sequential"
-
-
-def default_seeds_per_batch(n_seeds: int) -> int:
-    """How many seeds the protocol trains as one computation by default: all of them on a
-    GPU (stacked, :func:`default_layout`), one on a CPU, where each seed's record is then
-    written as soon as it is done. Either way every seed gets the same result (to float32
-    round-off) as a run of its own."""
-    if n_seeds < 1:
-        raise ValueError(f"n_seeds must be at least 1, got {n_seeds}")
-    return n_seeds if _has_gpu() else 1
+    return products == "float32" or has_gpu()
 
 
 def data_tensor(X: np.ndarray) -> tf.Tensor:
@@ -126,7 +108,7 @@ def data_tensor(X: np.ndarray) -> tf.Tensor:
     are the same either way. The tensor keeps the array alive; the array must
     not be written to while a fit reads it.
     """
-    if (not _has_gpu() and X.dtype == np.float32 and X.ndim == 2 and X.flags.c_contiguous
+    if (not has_gpu() and X.dtype == np.float32 and X.ndim == 2 and X.flags.c_contiguous
             and X.flags.writeable and X.ctypes.data % 64 == 0):
         return tf.experimental.dlpack.from_dlpack(X.__dlpack__())
     return tf.constant(X, tf.float32)
@@ -330,7 +312,8 @@ class Objective(Protocol):
     replicas where it is False are frozen, their network, variables and
     Adam moments left exactly as they are (IDEC's stopping rule).
 
-    For the ``"sequential"`` layout an objective names its per-replica state:
+    For the ``"sequential"`` layout of several seeds (:mod:`dkm.replicas`) an objective
+    names its per-replica state:
     ``replicated`` lists the attributes (variables or constants) whose
     leading axis is the replica axis, and ``counters`` (optional) the scalar
     step-counting variables that every replica advances alike. An attribute that holds the
@@ -383,7 +366,7 @@ class EpochResult:
 
 
 @dataclass
-class _StepState:
+class StepState:
     """What a training step reads and writes: the network, the objective, Adam."""
 
     autoencoder: Autoencoder
@@ -394,62 +377,6 @@ class _StepState:
     def variables(self) -> list[tf.Variable]:
         """The variables Adam trains: the network's, then the objective's."""
         return list(self.autoencoder.params) + list(self.objective.variables)
-
-
-class _ReplicaLane:
-    """A one-replica copy of a stacked training state, for the sequential layout.
-
-    ``load(s)`` copies replica ``s`` of the stacked state (network, Adam's
-    moments, the objective's ``replicated`` attributes) into the copy and
-    rewinds the shared step counters; ``store(s)`` writes the copy back. The
-    copy shares everything that is not per replica (the data, the counters).
-    """
-
-    def __init__(self, stacked: _StepState) -> None:
-        if not hasattr(stacked.objective, "replicated"):
-            raise TypeError(f"{type(stacked.objective).__name__} does not name its per-replica "
-                            "state (`replicated`), which the sequential layout "
-                            "needs; add them, or train with layout='stacked'")
-        autoencoder = stacked.autoencoder
-        lane_autoencoder = autoencoder.one_replica()
-        objective = copy.copy(stacked.objective)
-        pairs = list(zip(autoencoder.params, lane_autoencoder.params))
-        for name, value in vars(stacked.objective).items():
-            if value is autoencoder:
-                setattr(objective, name, lane_autoencoder)
-        for name in stacked.objective.replicated:
-            value = getattr(stacked.objective, name)
-            lane_value = tf.Variable(tf.zeros([1, *value.shape[1:]], value.dtype),
-                                     trainable=getattr(value, "trainable", False),
-                                     name=f"lane_{name}")
-            setattr(objective, name, lane_value)
-            pairs.append((value, lane_value))
-        lane_of = {id(value): lane for value, lane in pairs}
-        unnamed = [v.name for v in stacked.objective.variables if id(v) not in lane_of]
-        if unnamed:
-            raise ValueError(f"{type(stacked.objective).__name__} trains {unnamed} but does not "
-                             "list them in `replicated`")
-        objective.variables = [lane_of[id(v)] for v in stacked.objective.variables]
-        optimizer = stacked.optimizer.sharing_step_count()
-        self.state = _StepState(lane_autoencoder, objective, optimizer)
-        for value, lane in zip(stacked.variables, self.state.variables):
-            pairs.extend(zip(stacked.optimizer.slots(value), optimizer.slots(lane)))
-        self._pairs = pairs
-        self.counters = [stacked.optimizer.iterations] + [
-            getattr(stacked.objective, name) for name in getattr(stacked.objective, "counters", ())]
-
-    def load(self, replica: tf.Tensor, counter_values: Sequence[tf.Tensor]) -> None:
-        """Copy replica ``replica`` into the lane and set the counters (in a graph)."""
-        for counter, value in zip(self.counters, counter_values):
-            counter.assign(value)
-        for value, lane in self._pairs:
-            lane.assign(tf.gather(value, [replica]))
-
-    def store(self, replica: tf.Tensor) -> None:
-        """Write the lane back into replica ``replica`` of the stacked variables."""
-        for value, lane in self._pairs:
-            if isinstance(value, tf.Variable):
-                value.assign(tf.tensor_scatter_nd_update(value, [[replica]], lane))
 
 
 class Trainer:
@@ -468,9 +395,6 @@ class Trainer:
     jit_compile : bool
         Compile the epoch with XLA (default). Without it, Adam runs TensorFlow's
         own fused kernel (:meth:`Adam.apply`).
-    layout : {"stacked", "sequential"}, optional
-        How the replicas run (see the module's docstring); by default
-        :func:`default_layout`, by device. With one replica both are the same.
 
     Notes
     -----
@@ -485,29 +409,20 @@ class Trainer:
         data: tf.Tensor,
         optimizer: Adam,
         jit_compile: bool = True,
-        layout: Layout | None = None,
     ) -> None:
-        self.layout = layout or default_layout()
-        if self.layout not in LAYOUTS:
-            raise ValueError(f"unknown layout {self.layout!r}; choose one of {LAYOUTS}")
         self.autoencoder = autoencoder
         self.objective = objective
         self.data = data
         self.optimizer = optimizer
         self.jit_compile = jit_compile
-        self._stacked = _StepState(autoencoder, objective, optimizer)
-        self.variables = self._stacked.variables
+        self._state = StepState(autoencoder, objective, optimizer)
+        self.variables = self._state.variables
         for var in self.variables:  # create Adam's slots outside the graph
             optimizer.slots(var)
         self.term_names = (*objective.term_names, EMBEDDING_NORM)
-        if self.layout == "sequential" and autoencoder.n_replicas > 1:
-            self._lane = _ReplicaLane(self._stacked)
-            epoch = self._sequential_epoch_graph
-        else:
-            epoch = self._stacked_epoch_graph
         # The epoch is written with TensorFlow's own control flow (tf.while_loop):
         # AutoGraph's rewriting of the Python source would add nothing but time.
-        self._epoch = tf.function(epoch, jit_compile=jit_compile, autograph=False)
+        self._epoch = tf.function(self._epoch_graph, jit_compile=jit_compile, autograph=False)
         self._epoch_runners: dict[tuple[int, ...], Callable[[tf.Tensor], tuple]] = {}
 
     def _state_variables(self) -> list[tf.Variable]:
@@ -539,7 +454,7 @@ class Trainer:
         for var, value in zip(variables, state):
             var.assign(value)
 
-    def _step(self, state: _StepState, indices: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
+    def _step(self, state: StepState, indices: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
         x = tf.gather(self.data, indices)
         variables = state.variables
         with tf.GradientTape() as tape:
@@ -556,7 +471,7 @@ class Trainer:
         terms = {**terms, EMBEDDING_NORM: tf.norm(h, axis=-1)}
         return replica_loss, [tf.reduce_mean(terms[n], axis=1) for n in self.term_names]
 
-    def _steps(self, state: _StepState, batches: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
+    def _steps(self, state: StepState, batches: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
         """All the steps of ``batches`` ``(S, steps, B)``: mean loss and terms per replica."""
         n_steps = tf.shape(batches)[1]
         zeros = tf.zeros([tf.shape(batches)[0]])
@@ -573,28 +488,9 @@ class Trainer:
         steps = tf.cast(n_steps, tf.float32)
         return loss_sum / steps, [t / steps for t in term_sums]
 
-    def _stacked_epoch_graph(self, batches: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
-        return self._steps(self._stacked, batches)
-
-    def _sequential_epoch_graph(self, batches: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
-        lane = self._lane
-        counters_at_start = [counter.read_value() for counter in lane.counters]
-        zeros = tf.zeros([self.autoencoder.n_replicas])
-
-        def body(replica, losses, term_means):
-            lane.load(replica, counters_at_start)
-            loss, terms = self._steps(lane.state, tf.gather(batches, [replica]))
-            lane.store(replica)
-            at = [[replica]]
-            return (replica + 1, tf.tensor_scatter_nd_update(losses, at, loss),
-                    [tf.tensor_scatter_nd_update(a, at, t) for a, t in zip(term_means, terms)])
-
-        _, losses, term_means = tf.while_loop(
-            lambda replica, *_: replica < self.autoencoder.n_replicas,
-            body,
-            (tf.constant(0), zeros, [zeros for _ in self.term_names]),
-        )
-        return losses, term_means
+    def _epoch_graph(self, batches: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
+        """The traced epoch: every step of ``batches``."""
+        return self._steps(self._state, batches)
 
     def run_epoch(self, batches: np.ndarray) -> EpochResult:
         """Train one epoch on ``batches`` of shape ``(S, steps, B)``."""
@@ -609,6 +505,74 @@ class Trainer:
             loss=loss.numpy(),
             terms={n: t.numpy() for n, t in zip(self.term_names, terms)},
         )
+
+
+EpochCallback = Callable[[int], "dict[str, np.ndarray] | None"]
+
+
+def run_epochs(
+    trainer: Trainer,
+    sampler: BatchSampler,
+    n_epochs: int,
+    *,
+    before_epoch: EpochCallback | None = None,
+    stop_when: Callable[[], bool] | None = None,
+    description: str = "training",
+    progress: bool = True,
+    checkpoints: RunCheckpoints | None = None,
+) -> dict[str, np.ndarray]:
+    """Run ``n_epochs`` of ``trainer`` and return the per-epoch history.
+
+    ``before_epoch(e)`` runs in Python once per epoch (e.g. to set α); the
+    ``(S,)`` values it returns by name (or None) join the history as curves.
+    ``stop_when()`` is asked after each epoch; training ends early when it
+    returns True (IDEC's stopping rule), so the history may be shorter.
+
+    With ``checkpoints``, the phase (named by ``description``) starts from
+    its checkpoint where one exists, and saves one every
+    ``checkpoints.every_s`` seconds and at its end (:mod:`dkm.checkpoints`):
+    a resumed phase ends as it would have without the interruption.
+    """
+    curves: dict[str, list[np.ndarray]] = {"loss": [], **{n: [] for n in trainer.term_names}}
+    start, finished, seconds_before = 0, False, 0.0
+    checkpoint = checkpoints.phase(description) if checkpoints is not None else None
+    saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None:
+        try:
+            trainer.load_state(saved.variables)
+            sampler.load_state(saved.sampler)
+        except ValueError as error:
+            raise ValueError(f"{checkpoint.path}: {error}; delete it to train the phase "
+                             "from its start") from error
+        curves.update({name: list(values.T) for name, values in saved.history.items()})
+        start, finished, seconds_before = saved.epochs_done, saved.finished, saved.seconds
+        checkpoints.note_resume(description, saved)
+    started = time.perf_counter()
+    epochs = range(start, start if finished else n_epochs)
+    for epoch in tqdm(epochs, desc=description, initial=start, total=n_epochs,
+                      disable=not progress, leave=False):
+        recorded = before_epoch(epoch) if before_epoch is not None else None
+        result = trainer.run_epoch(sampler.next_epoch())
+        curves["loss"].append(result.loss)
+        for name, values in {**result.terms, **(recorded or {})}.items():
+            curves.setdefault(name, []).append(values)
+        finished = epoch + 1 == n_epochs or (stop_when is not None and stop_when())
+        if checkpoint is not None and (finished or checkpoint.due()):
+            seconds = seconds_before + time.perf_counter() - started
+            checkpoint.save(PhaseState(epoch + 1, finished, trainer.state(), sampler.state(),
+                                       _history(curves), seconds))
+        if finished:
+            break
+    return _history(curves)
+
+
+def _history(curves: dict[str, list[np.ndarray]]) -> dict[str, np.ndarray]:
+    """Per-epoch values as ``(S, epochs)`` curves; ``loss`` is ``(0,)`` before any epoch."""
+    losses = curves["loss"]
+    history = {"loss": np.stack(losses, axis=1) if losses else np.zeros((0,))}
+    history.update({name: np.stack(values, axis=1) for name, values in curves.items()
+                    if name != "loss" and values})
+    return history
 
 
 def embed(autoencoder: Autoencoder, data: tf.Tensor, chunk_size: int = 1024,

@@ -165,28 +165,6 @@ def test_every_epoch_records_the_mean_embedding_norm():
     np.testing.assert_allclose(result.terms[EMBEDDING_NORM], before.mean(axis=1), rtol=1e-5)
 
 
-def test_default_seeds_per_batch_stacks_on_a_gpu_only(monkeypatch):
-    from dkm.training import default_seeds_per_batch
-
-    monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind=None: [])
-    assert default_seeds_per_batch(10) == 1
-    monkeypatch.setattr(tf.config, "list_physical_devices",
-                        lambda kind=None: ["GPU:0"] if kind == "GPU" else [])
-    assert default_seeds_per_batch(10) == 10
-    with pytest.raises(ValueError, match="at least 1"):
-        default_seeds_per_batch(0)
-
-
-def test_default_layout_is_stacked_on_a_gpu_only(monkeypatch):
-    from dkm.training import default_layout
-
-    monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind=None: [])
-    assert default_layout() == "sequential"
-    monkeypatch.setattr(tf.config, "list_physical_devices",
-                        lambda kind=None: ["GPU:0"] if kind == "GPU" else [])
-    assert default_layout() == "stacked"
-
-
 def test_an_epoch_runs_without_tf32_and_restores_it():
     # TensorFlow's default on Ampere-and-later GPUs is TF32 products; the package's are float32,
     # during each epoch only: the process's setting is restored after it
@@ -212,45 +190,6 @@ def test_an_epoch_runs_without_tf32_and_restores_it():
     finally:
         training.set_epoch_runner(runner)
         tf.config.experimental.enable_tensor_float_32_execution(before)
-
-
-def test_an_unknown_layout_is_refused():
-    autoencoder = Autoencoder(SMALL, [0, 1])
-    with pytest.raises(ValueError, match="unknown layout 'diagonal'"):
-        Trainer(autoencoder, Reconstruction(), tf.zeros((10, 8)), Adam(), layout="diagonal")
-
-
-@pytest.mark.parametrize("layout", ["stacked", "sequential"])
-def test_replicas_advance_adams_step_count_together(layout):
-    # Three steps of two replicas are three steps of Adam, not six, whatever the layout:
-    # the bias correction of every replica must see t = 1, 2, 3 as in a run of its own.
-    data = np.random.default_rng(0).normal(size=(96, 8)).astype(np.float32)
-    adam = Adam()
-    trainer = Trainer(Autoencoder(SMALL, [0, 1]), Reconstruction(), tf.constant(data), adam,
-                      layout=layout)
-    sampler = BatchSampler(96, 32, [0, 1], "pretrain")
-    for epoch in range(2):
-        trainer.run_epoch(sampler.next_epoch())
-        assert adam.iterations.numpy() == 3.0 * (epoch + 1)
-
-
-def test_the_sequential_layout_needs_the_objectives_per_replica_state():
-    class Bare:  # names no per-replica state
-        variables: list = []
-        term_names = ("reconstruction",)
-
-    class Unlisted(Reconstruction):  # trains a per-replica variable it does not list
-        def __init__(self):
-            self.scale = tf.Variable(tf.ones([2, 1]), name="scale")
-            self.variables = [self.scale]
-
-    autoencoder = Autoencoder(SMALL, [0, 1])
-    data = tf.zeros((10, 8))
-    with pytest.raises(TypeError, match="does not name its per-replica state"):
-        Trainer(autoencoder, Bare(), data, Adam(), layout="sequential")
-    with pytest.raises(ValueError, match=r"Unlisted trains \['scale:0'\] but does not list"):
-        Trainer(autoencoder, Unlisted(), data, Adam(), layout="sequential")
-    Trainer(autoencoder, Unlisted(), data, Adam(), layout="stacked")  # stacked needs no names
 
 
 @pytest.mark.parametrize("products", ["float32", "bfloat16"])

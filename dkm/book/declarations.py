@@ -22,9 +22,9 @@ def _authors_dcn(paper_method: Method) -> Method:
     Yang et al. (``AUTHORS_DCN``): ``dcn-np-authors``, ``dcn-p-authors``."""
     return Method(
         f"{paper_method.id}-authors", f"{paper_method.label} (authors)", "dcn",
-        paper_method.pretrained, group=paper_method.group, tradeoff="lambda", in_paper=False,
-        config=f"{_SWITCHES}:AUTHORS_DCN_VARIANTS[{paper_method.variant}]", embedding=True,
-        kmeans_on_embedding=True, estimator=f"{_SWITCHES}:DCNAblation",
+        paper_method.pretrained, group=paper_method.group, tradeoff="lambda", tradeoff_field="lam",
+        in_paper=False, config=f"{_SWITCHES}:AUTHORS_DCN_VARIANTS[{paper_method.variant}]",
+        embedding=True, kmeans_on_embedding=True, estimator=f"{_SWITCHES}:DCNAblation",
         variant=paper_method.variant, paper_method=paper_method.id,
     )
 

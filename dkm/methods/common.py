@@ -1,7 +1,6 @@
 """What every method shares: its configuration of the loop and its result."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -12,16 +11,12 @@ from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import StrOptions
 
 from dkm.autoencoder import PAPER_HIDDEN_SIZES, PRODUCTS, Architecture, Autoencoder, Products
-from dkm.checkpoints import PhaseState, RunCheckpoints
+from dkm.checkpoints import RunCheckpoints
 from dkm.methods.parameters import POSITIVE, POSITIVE_INT, parameter
-from dkm.progress import tqdm
+from dkm.replicas import Layout, make_trainer
 from dkm.training import (
-    DEFAULT_SAMPLER, SAMPLERS, Adam, BatchSampler, Layout, Objective, SamplerKind, Trainer,
-    float32_products, xla_pays,
+    DEFAULT_SAMPLER, SAMPLERS, Adam, Objective, SamplerKind, Trainer, float32_products, xla_pays,
 )
-
-EpochCallback = Callable[[int], "dict[str, np.ndarray] | None"]
-
 
 @dataclass(frozen=True)
 class LoopConfig:
@@ -29,8 +24,8 @@ class LoopConfig:
 
     Each setting declared with :func:`dkm.methods.parameters.parameter` is a parameter of
     every deep estimator too (:func:`dkm.methods.parameters.loop_parameters`): its entry
-    here is its one declaration. ``layout`` (how stacked replicas run, by device when
-    None: :func:`dkm.training.default_layout`) and ``checkpoints`` (where the phases save
+    here is its one declaration. ``layout`` (how seeds trained together run, by device when
+    None: :func:`dkm.replicas.default_layout`) and ``checkpoints`` (where the phases save
     their state and resume from, :class:`dkm.checkpoints.RunCheckpoints`; none by default)
     are the protocol's. ``jit_compile``, ``layout``, ``progress`` and ``checkpoints`` change
     how the loop runs, not what it computes; ``precision`` changes what it computes.
@@ -77,9 +72,13 @@ class LoopConfig:
     def trainer(
         self, autoencoder: Autoencoder, objective: Objective, data: tf.Tensor, optimizer: Adam
     ) -> Trainer:
-        """A :class:`dkm.training.Trainer` that runs as these settings say."""
+        """A :class:`dkm.training.Trainer` that runs as these settings say: of one network
+        (a fit), the trainer itself; of several seeds' networks, in :attr:`layout`
+        (:func:`dkm.replicas.make_trainer`)."""
         jit_compile = self.jit_compile and xla_pays(autoencoder.products)
-        return Trainer(autoencoder, objective, data, optimizer, jit_compile, self.layout)
+        if autoencoder.n_replicas == 1:
+            return Trainer(autoencoder, objective, data, optimizer, jit_compile)
+        return make_trainer(autoencoder, objective, data, optimizer, jit_compile, self.layout)
 
 
 @dataclass
@@ -107,71 +106,6 @@ class MethodResult:
     centers: np.ndarray
     history: dict[str, np.ndarray] = field(default_factory=dict)
     weights: list[np.ndarray] | None = None
-
-
-def run_epochs(
-    trainer: Trainer,
-    sampler: BatchSampler,
-    n_epochs: int,
-    *,
-    before_epoch: EpochCallback | None = None,
-    stop_when: Callable[[], bool] | None = None,
-    description: str = "training",
-    progress: bool = True,
-    checkpoints: RunCheckpoints | None = None,
-) -> dict[str, np.ndarray]:
-    """Run ``n_epochs`` of ``trainer`` and return the per-epoch history.
-
-    ``before_epoch(e)`` runs in Python once per epoch (e.g. to set α); the
-    ``(S,)`` values it returns by name (or None) join the history as curves.
-    ``stop_when()`` is asked after each epoch; training ends early when it
-    returns True (IDEC's stopping rule), so the history may be shorter.
-
-    With ``checkpoints``, the phase (named by ``description``) starts from
-    its checkpoint where one exists, and saves one every
-    ``checkpoints.every_s`` seconds and at its end (:mod:`dkm.checkpoints`):
-    a resumed phase ends as it would have without the interruption.
-    """
-    curves: dict[str, list[np.ndarray]] = {"loss": [], **{n: [] for n in trainer.term_names}}
-    start, finished, seconds_before = 0, False, 0.0
-    checkpoint = checkpoints.phase(description) if checkpoints is not None else None
-    saved = checkpoint.load() if checkpoint is not None else None
-    if saved is not None:
-        try:
-            trainer.load_state(saved.variables)
-            sampler.load_state(saved.sampler)
-        except ValueError as error:
-            raise ValueError(f"{checkpoint.path}: {error}; delete it to train the phase "
-                             "from its start") from error
-        curves.update({name: list(values.T) for name, values in saved.history.items()})
-        start, finished, seconds_before = saved.epochs_done, saved.finished, saved.seconds
-        checkpoints.note_resume(description, saved)
-    started = time.perf_counter()
-    epochs = range(start, start if finished else n_epochs)
-    for epoch in tqdm(epochs, desc=description, initial=start, total=n_epochs,
-                      disable=not progress, leave=False):
-        recorded = before_epoch(epoch) if before_epoch is not None else None
-        result = trainer.run_epoch(sampler.next_epoch())
-        curves["loss"].append(result.loss)
-        for name, values in {**result.terms, **(recorded or {})}.items():
-            curves.setdefault(name, []).append(values)
-        finished = epoch + 1 == n_epochs or (stop_when is not None and stop_when())
-        if checkpoint is not None and (finished or checkpoint.due()):
-            seconds = seconds_before + time.perf_counter() - started
-            checkpoint.save(PhaseState(epoch + 1, finished, trainer.state(), sampler.state(),
-                                       _history(curves), seconds))
-        if finished:
-            break
-    return _history(curves)
-
-
-def _history(curves: dict[str, list[np.ndarray]]) -> dict[str, np.ndarray]:
-    """Per-epoch values as ``(S, epochs)`` curves; ``loss`` is ``(0,)`` before any epoch."""
-    losses = curves["loss"]
-    history = {"loss": np.stack(losses, axis=1) if losses else np.zeros((0,))}
-    history.update({name: np.stack(values, axis=1) for name, values in curves.items()
-                    if name != "loss" and values})
-    return history
 
 
 def kmeans_per_replica(

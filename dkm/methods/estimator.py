@@ -33,7 +33,8 @@ from dkm.methods.parameters import (NON_NEGATIVE_INT, POSITIVE_INT, converted, d
                                     parameter)
 from dkm.methods.pretraining import PAPER_PRETRAIN_EPOCHS, Pretrained
 from dkm.methods.template import fit_deep_method
-from dkm.training import LAYOUTS, data_tensor, embed
+from dkm.replicas import LAYOUTS
+from dkm.training import data_tensor, embed
 
 _MAX_SEED = 2**31 - 1
 
@@ -357,7 +358,7 @@ class DeepClusteringEstimator(ClassNamePrefixFeaturesOutMixin, ClusterMixin, Tra
             (:mod:`dkm.checkpoints`); none by default.
         layout : {"stacked", "sequential"}, optional
             How the replicas run (by device when None:
-            :func:`dkm.training.default_layout`); it does not change the result.
+            :func:`dkm.replicas.default_layout`); it does not change the result.
 
         Returns
         -------

@@ -21,8 +21,8 @@ import tensorflow as tf
 
 from dkm._atomic import atomic_write
 from dkm.autoencoder import Architecture, Autoencoder
-from dkm.methods.common import LoopConfig, run_epochs
-from dkm.training import Adam, BatchSampler, Reconstruction, data_tensor
+from dkm.methods.common import LoopConfig
+from dkm.training import Adam, BatchSampler, Reconstruction, data_tensor, run_epochs
 
 PAPER_PRETRAIN_EPOCHS = 50
 

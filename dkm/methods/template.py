@@ -17,13 +17,18 @@ import numpy as np
 import tensorflow as tf
 
 from dkm.autoencoder import Autoencoder
-from dkm.methods.common import LoopConfig, MethodResult, nearest_center, run_epochs
+from dkm.methods.common import LoopConfig, MethodResult, nearest_center
 from dkm.methods.pretraining import Pretrained, initial_network
-from dkm.training import BatchSampler, Objective, data_tensor, embed
+from dkm.training import BatchSampler, Objective, data_tensor, embed, run_epochs
 
 
 class DeepMethodConfig(Protocol):
-    """What :func:`fit_deep_method` asks of a method's configuration."""
+    """What :func:`fit_deep_method` asks of a method's configuration.
+
+    The protocol also calls its ``for_dataset(dataset, n_samples)`` where it has one: the
+    configuration to train on that dataset (IDEC's target-update interval,
+    :meth:`dkm.methods.idec.IDECConfig.for_dataset`).
+    """
 
     #: Epochs of pretraining (0: none).
     pretrain_epochs: int

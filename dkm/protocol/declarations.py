@@ -8,24 +8,41 @@ import path, so that this module imports nothing but :class:`dkm.protocol.regist
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
-from dkm.protocol.registry import Family, Method
-
-#: The estimator class of each deep family.
-_ESTIMATORS: Mapping[str, str] = {"dcn": "DCN", "idec": "IDEC", "dkm": "DeepKMeans"}
+from dkm.protocol.registry import Method
 
 
-def _deep(id: str, label: str, family: Family, pretrained: bool, in_paper: bool = True) -> Method:
+@dataclass(frozen=True)
+class _Family:
+    """What the methods of one deep family share: their module's estimator and their
+    trade-off (its name in records, the configuration field that holds it)."""
+
+    estimator: str
+    tradeoff: str
+    tradeoff_field: str
+
+
+#: The package's deep families, each a module ``dkm.methods.<family>``.
+_FAMILIES: Mapping[str, _Family] = MappingProxyType({
+    "dcn": _Family("DCN", "lambda", "lam"),
+    "idec": _Family("IDEC", "gamma", "gamma"),
+    "dkm": _Family("DeepKMeans", "lambda", "lam"),
+})
+
+
+def _deep(id: str, label: str, family: str, pretrained: bool, in_paper: bool = True) -> Method:
     # the configuration and the estimator's variant are the family's variant named by the id's
     # suffix ("dkm-pa": "pa")
     variant = id.removeprefix(f"{family}-")
+    declared = _FAMILIES[family]
     return Method(
         id, label, family, pretrained, group="pretrained" if pretrained else "not pretrained",
-        tradeoff="gamma" if family == "idec" else "lambda", in_paper=in_paper,
+        tradeoff=declared.tradeoff, tradeoff_field=declared.tradeoff_field, in_paper=in_paper,
         config=f"dkm.methods.{family}:{family.upper()}_VARIANTS[{variant}]",
         embedding=True, kmeans_on_embedding=True,
-        estimator=f"dkm.methods.{family}:{_ESTIMATORS[family]}", variant=variant,
+        estimator=f"dkm.methods.{family}:{declared.estimator}", variant=variant,
     )
 
 
@@ -51,7 +68,8 @@ def _authors_code(paper_method: Method) -> Method:
     return Method(
         f"{paper_method.id}-authors-code", f"{paper_method.label} (authors' code)",
         paper_method.family, paper_method.pretrained, group=paper_method.group,
-        tradeoff=paper_method.tradeoff, in_paper=False, config=paper_method.config,
+        tradeoff=paper_method.tradeoff, tradeoff_field=paper_method.tradeoff_field,
+        in_paper=False, config=paper_method.config,
         embedding=paper_method.embedding, kmeans_on_embedding=False,
         paper_method=paper_method.id, runner="benchmarks/authors_code.py",
     )

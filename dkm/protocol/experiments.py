@@ -42,19 +42,6 @@ from dkm.splits import validation_test_split
 LINE_SEARCH_SEEDS = 3
 #: Fixed seed of the validation / test split (the split is drawn once per dataset).
 SPLIT_SEED = 0
-#: IDEC's target-update interval in iterations, from IDEC's code (Reuters-10k for RCV1).
-IDEC_UPDATE_INTERVAL: dict[str, int] = {"mnist": 140, "usps": 30, "rcv1": 3}
-
-
-def idec_update_interval(dataset: str, n_samples: int, batch_size: int = 256) -> int:
-    """IDEC's interval for the paper's datasets (and their variants); elsewhere half an epoch.
-
-    Half an epoch is what IDEC's MNIST setting amounts to (140 of 274
-    iterations); IDEC never ran on 20NEWS, so that choice is ours.
-    """
-    return IDEC_UPDATE_INTERVAL.get(paper_dataset(dataset), max(1, -(-n_samples // batch_size) // 2))
-
-
 def default_tradeoff(method: str, dataset: str) -> float | None:
     """The paper's validation-optimal λ or γ (a variant of a paper's dataset takes its
     dataset's; another implementation of a paper's method, that method's), or the method's
@@ -93,9 +80,8 @@ def configure(method: str, dataset: Dataset, tradeoff: float | None = None, scal
     """
     entry = registry.get(method)
     config = entry.default_config()
-    if entry.family == "idec":
-        config = dataclasses.replace(
-            config, update_interval=idec_update_interval(dataset.name, dataset.n_samples))
+    if hasattr(config, "for_dataset"):  # a method's settings that depend on the dataset
+        config = config.for_dataset(paper_dataset(dataset.name), dataset.n_samples)
     if entry.tradeoff is not None:
         value = default_tradeoff(method, dataset.name) if tradeoff is None else float(tradeoff)
         config = dataclasses.replace(config, **{entry.config_field: value})
@@ -365,10 +351,10 @@ def run_piece(piece: Piece, *, scale: float, loop: Any,
     """Run a piece's seeds, batch after batch; yields each batch's records as it finishes.
 
     ``seeds_per_batch`` seeds train together; by default the machine that runs the piece
-    decides (:func:`dkm.training.default_seeds_per_batch`: all of them on a GPU, one at a
+    decides (:func:`dkm.replicas.default_seeds_per_batch`: all of them on a GPU, one at a
     time on a CPU). ``checkpoint_dir`` and ``study`` are :func:`run_seeds`'s.
     """
-    from dkm.training import default_seeds_per_batch
+    from dkm.replicas import default_seeds_per_batch
 
     data, cell = piece.dataset, piece.cell
     for part in piece.batches(seeds_per_batch or default_seeds_per_batch(len(piece.seeds))):

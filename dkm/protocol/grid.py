@@ -130,9 +130,9 @@ def run_grid(
 
     ``seeds_per_batch`` seeds train together as one computation (stacked
     replicas on a GPU, replica after replica on a CPU:
-    :func:`dkm.training.default_layout`); by default all of them on a GPU and
+    :func:`dkm.replicas.default_layout`); by default all of them on a GPU and
     one at a time on a CPU, where that costs no speed and writes each seed's
-    record as soon as it is done (:func:`dkm.training.default_seeds_per_batch`).
+    record as soon as it is done (:func:`dkm.replicas.default_seeds_per_batch`).
     The results do not depend on it.
 
     With a Dask ``client`` (:class:`distributed.Client`) the grid's pieces

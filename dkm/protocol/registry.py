@@ -62,7 +62,6 @@ from dkm.reproducibility import pin_reproducible_cache_sizes, share_compiled_epo
 __all__ = ["Method", "METHODS", "PAPER_METHODS", "ENTRY_POINT_GROUP", "GroupMembers", "Labels",
            "available_methods", "extending_models", "get", "ids", "load_plugins", "plugins"]
 
-Family = Literal["km", "dcn", "idec", "dkm"]
 Group = Literal["pretrained", "not pretrained"]
 
 #: The entry-point group of the distributions that declare methods (``pyproject.toml``:
@@ -92,8 +91,9 @@ class Method:
     group : {"pretrained", "not pretrained"} or None
         The group whose best mean defines a significance mark in the paper's
         tables (bold, underlined); KM belongs to neither.
-    tradeoff : {"lambda", "gamma"} or None
-        The name of its trade-off hyperparameter in records and in the paper.
+    tradeoff : str or None
+        The name of its trade-off hyperparameter in records and in the paper (``"lambda"``
+        for DCN and DKM, ``"gamma"`` for IDEC); None for a method without one.
     in_paper : bool
         One of the paper's eight protocol methods.
     config : str
@@ -119,14 +119,17 @@ class Method:
     runner : str or None
         For a method the package does not train (the authors' own code): the
         command outside the package that does and writes its records.
+    tradeoff_field : str or None
+        The field of its configuration that holds the trade-off, where it is not named
+        ``tradeoff`` (DKM's and DCN's ``lam``, recorded as ``"lambda"``).
     """
 
     id: str
     label: str
-    family: Family | str
+    family: str
     pretrained: bool
     group: Group | None
-    tradeoff: Literal["lambda", "gamma"] | None
+    tradeoff: str | None
     in_paper: bool
     config: str
     embedding: bool
@@ -136,6 +139,7 @@ class Method:
     fit: str | None = None
     paper_method: str | None = None
     runner: str | None = None
+    tradeoff_field: str | None = None
 
     def __post_init__(self) -> None:
         if [self.estimator, self.fit, self.runner].count(None) != 2:
@@ -145,6 +149,8 @@ class Method:
             raise ValueError(f"{self.id}: an estimator needs its variant, and only it has one")
         if self.in_paper and self.paper_method is not None:
             raise ValueError(f"{self.id} is one of the paper's methods: it implements no other")
+        if self.tradeoff is None and self.tradeoff_field is not None:
+            raise ValueError(f"{self.id}: a tradeoff_field needs the tradeoff it holds")
 
     @property
     def reported_as(self) -> str | None:
@@ -161,8 +167,9 @@ class Method:
 
     @property
     def config_field(self) -> str | None:
-        """The configuration field holding the trade-off (``"lam"``, ``"gamma"``)."""
-        return {"lambda": "lam", "gamma": "gamma", None: None}[self.tradeoff]
+        """The configuration field holding the trade-off (``"lam"``, ``"gamma"``): its
+        :attr:`tradeoff_field`, else the field named as the trade-off."""
+        return self.tradeoff_field or self.tradeoff
 
     def default_config(self) -> Any:
         """The method's default configuration (imports TensorFlow)."""

@@ -282,10 +282,16 @@ def _check_types(record: Mapping[str, Any]) -> None:
             raise ValueError(f"record[{key!r}] has the wrong type: {value!r}")
 
 
+def _tradeoff_names() -> tuple[str, ...]:
+    """The names the declared methods give their trade-offs (``"lambda"``, ``"gamma"``)."""
+    return tuple(dict.fromkeys(m.tradeoff for m in registry.METHODS.values() if m.tradeoff))
+
+
 def _check_params(params: Mapping[str, Any], method: str) -> None:
-    tradeoffs = [key for key in ("lambda", "gamma") if key in params]
+    tradeoffs = [key for key in _tradeoff_names() if key in params]
     if len(tradeoffs) > 1:
-        raise ValueError("params carry both 'lambda' and 'gamma'")
+        raise ValueError(f"params carry both {' and '.join(map(repr, tradeoffs))}: a record "
+                         "holds its method's trade-off only")
     for key in tradeoffs:
         if not _is_number(params[key]) or params[key] <= 0:
             raise ValueError(f"params[{key!r}] must be a positive number, got {params[key]!r}")
@@ -417,7 +423,7 @@ def _flat_scores(scores: Mapping[str, Any] | None,
 
 def _flat_record(record: Mapping[str, Any]) -> dict[str, Any]:
     params = record["params"]
-    name = next((key for key in ("lambda", "gamma") if key in params), None)
+    name = next((key for key in _tradeoff_names() if key in params), None)
     return {
         "dataset": record["dataset"],
         "method": record["method"],
@@ -438,7 +444,7 @@ def records_to_dataframe(records: list[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per record, with flat columns (:data:`COLUMNS`).
 
     ``distance`` defaults to ``"euclidean"``; ``tradeoff_name`` is
-    ``"lambda"``, ``"gamma"`` or missing and ``tradeoff`` its value (NaN for
+    the method's trade-off (``"lambda"``, ``"gamma"``) or missing and ``tradeoff`` its value (NaN for
     ``km`` and ``ae-km``); ``scale`` is NaN when the record names none. The
     metric columns are ``test_acc``, ``test_nmi``, ``test_ari``,
     ``val_acc``, ... for ``metrics`` and ``km_test_acc``, ... for
