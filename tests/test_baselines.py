@@ -12,8 +12,9 @@ from dkm.autoencoder import Architecture, Autoencoder
 from dkm.losses import kl_divergence, squared_euclidean, student_t_assignment, target_distribution
 from dkm.methods import pretraining
 from dkm.methods.common import LoopConfig, kmeans_on_embedding
+from dkm.book.ablations._studies import AUTHORS_DCN, TOWARDS_DKM
 from dkm.book.ablations._switches import (
-    AUTHORS_DCN, TOWARDS_DKM, DCNAblationConfig, DCNAblationObjective, DKMAblationConfig,
+    DCNAblationConfig, DCNAblationObjective, DKMAblationConfig,
 )
 from dkm.methods.dcn import DCNConfig, DCNObjective, running_mean_update
 from dkm.methods.idec import IDECConfig, IDECObjective
