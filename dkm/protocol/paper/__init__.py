@@ -265,10 +265,10 @@ def protocol_grid(dataset: str) -> dict[str, tuple[str, ...]]:
     False
     """
     grid: dict[str, tuple[str, ...]] = {"euclidean": tuple(registry.PAPER_METHODS)}
-    cosine = sorted({parse_model_label(row["model"]).method for row in reported_results()
-                     if row["table"] == TABLE_KEYS["cosine"]
-                     and dataset_id(row["dataset"]) == dataset
-                     and parse_model_label(row["model"]).distance == "cosine"})
+    rows = [row for row in reported_results()
+            if row["table"] == TABLE_KEYS["cosine"] and dataset_id(row["dataset"]) == dataset]
+    cosine = sorted({ref.method for ref in map(parse_model_label, (row["model"] for row in rows))
+                     if ref.distance == "cosine"})
     if cosine:
         grid["cosine"] = tuple(cosine)
     return grid
